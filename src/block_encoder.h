@@ -1,0 +1,21 @@
+// Second half of bzip2's block compression: move-to-front, zero-run coding, Huffman
+// table selection and the bit layout of one block.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "bit_writer.h"
+
+namespace gpbzip2 {
+
+struct EncoderWorkspace {
+  std::vector<uint16_t> mtf;
+  std::vector<uint8_t> selectors;
+};
+
+// Appends one complete block (magic, CRC, origPtr, tables, data) to `out`.
+// `last` is the BWT last column of the run-length encoded block.
+void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
+                  EncoderWorkspace& ws, BitWriter& out);
+
+}  // namespace gpbzip2

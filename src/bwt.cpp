@@ -1,0 +1,173 @@
+#include "bwt.h"
+
+#include <divsufsort.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "error.h"
+
+namespace gpbzip2 {
+namespace {
+
+// Beyond this many misplaced suffixes the fix-up below costs more than prefix doubling.
+constexpr int32_t kMaxFixup = 2048;
+
+int compare_rotations(const uint8_t* t, int32_t n, int32_t a, int32_t b) {
+  for (int32_t left = n; left > 0;) {
+    int32_t run = std::min({left, n - a, n - b});
+    if (int c = std::memcmp(t + a, t + b, size_t(run))) return c;
+    left -= run;
+    a += run;
+    b += run;
+    if (a == n) a = 0;
+    if (b == n) b = 0;
+  }
+  return 0;
+}
+
+struct Repeats {
+  int32_t longest_repeated_suffix;  // longest suffix of the block that also occurs elsewhere
+  int32_t period;                   // smallest p dividing n with block = w^(n/p), |w| = p
+};
+
+// Z-function of the reversed block, computed in z[0..n).
+Repeats find_repeats(const uint8_t* t, int32_t n, int32_t* z) {
+  auto rev = [&](int32_t k) { return t[n - 1 - k]; };
+  int32_t l = 0, r = 0, longest = 0;
+  z[0] = n;
+  for (int32_t k = 1; k < n; k++) {
+    int32_t zk = k < r ? std::min(r - k, z[k - l]) : 0;
+    while (k + zk < n && rev(zk) == rev(k + zk)) zk++;
+    if (k + zk > r) {
+      l = k;
+      r = k + zk;
+    }
+    z[k] = zk;
+    longest = std::max(longest, zk);
+  }
+  int32_t period = n;
+  for (int32_t p = 1; p <= n / 2; p++)
+    if (n % p == 0 && z[p] == n - p) {
+      period = p;
+      break;
+    }
+  return {longest, period};
+}
+
+// A suffix sorter ranks a suffix before every longer suffix it is a prefix of; a rotation
+// sort must compare past the end of the block instead. Only the last `count` suffixes can
+// be prefixes of others, so they are taken out, sorted as rotations and merged back.
+void fix_wrapped_suffixes(const uint8_t* t, int32_t n, int32_t count, int32_t* sa,
+                          std::vector<int32_t>& aux) {
+  aux.resize(2 * size_t(count));
+  int32_t* moved = aux.data();
+  int32_t* slot = aux.data() + count;
+  int32_t kept = 0;
+  for (int32_t i = 0; i < n; i++)
+    if (sa[i] < n - count) sa[kept++] = sa[i];
+  for (int32_t k = 0; k < count; k++) moved[k] = n - count + k;
+  auto less = [&](int32_t a, int32_t b) { return compare_rotations(t, n, a, b) < 0; };
+  std::sort(moved, moved + count, less);
+  for (int32_t k = 0; k < count; k++)
+    slot[k] = int32_t(std::lower_bound(sa, sa + kept, moved[k], less) - sa);
+  int32_t src = kept - 1, dst = n - 1;
+  for (int32_t k = count - 1; k >= 0; k--) {
+    while (src >= slot[k]) sa[dst--] = sa[src--];
+    sa[dst--] = moved[k];
+  }
+}
+
+}  // namespace
+
+void sort_rotations_doubling(const uint8_t* t, int32_t n, int32_t* sa, std::vector<int32_t>& aux) {
+  aux.resize(size_t(n));
+  int32_t* rank = aux.data();
+  // Initial order by the first four bytes (cyclically), by LSD radix sort.
+  std::vector<uint64_t> keyed(static_cast<size_t>(n)), tmp(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; i++) {
+    uint32_t k = 0;
+    for (int j = 0; j < 4; j++) k = k << 8 | t[(i + j) % n];
+    keyed[size_t(i)] = uint64_t(k) << 32 | uint32_t(i);
+  }
+  for (int shift = 32; shift < 64; shift += 8) {
+    size_t count[257] = {};
+    for (uint64_t v : keyed) count[((v >> shift) & 0xff) + 1]++;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (uint64_t v : keyed) tmp[count[(v >> shift) & 0xff]++] = v;
+    keyed.swap(tmp);
+  }
+  // Ranks are the sorted position of the first member of a rotation's group: refining a
+  // group keeps its members' ranks inside the group's range, so ranks read mid-round stay
+  // consistent with the final order.
+  struct Group {
+    int32_t begin, end;
+  };
+  std::vector<Group> groups, next;
+  for (int32_t i = 0; i < n;) {
+    int32_t j = i + 1;
+    while (j < n && (keyed[size_t(j)] >> 32) == (keyed[size_t(i)] >> 32)) j++;
+    for (int32_t k = i; k < j; k++) {
+      sa[k] = int32_t(uint32_t(keyed[size_t(k)]));
+      rank[sa[k]] = i;
+    }
+    if (j - i > 1) groups.push_back({i, j});
+    i = j;
+  }
+  for (int64_t h = 4; !groups.empty(); h *= 2) {
+    if (h >= n) throw Error(ErrorKind::Internal, "prefix doubling on a periodic block");
+    next.clear();
+    for (Group g : groups) {
+      int32_t len = g.end - g.begin;
+      for (int32_t k = 0; k < len; k++) {
+        int32_t i = sa[g.begin + k];
+        keyed[size_t(k)] = uint64_t(uint32_t(rank[(i + h) % n])) << 32 | uint32_t(i);
+      }
+      std::sort(keyed.begin(), keyed.begin() + len);
+      for (int32_t k = 0; k < len;) {
+        int32_t j = k + 1;
+        while (j < len && (keyed[size_t(j)] >> 32) == (keyed[size_t(k)] >> 32)) j++;
+        for (int32_t m = k; m < j; m++) {
+          int32_t i = int32_t(uint32_t(keyed[size_t(m)]));
+          sa[g.begin + m] = i;
+          rank[i] = g.begin + k;
+        }
+        if (j - k > 1) next.push_back({g.begin + k, g.begin + j});
+        k = j;
+      }
+    }
+    groups.swap(next);
+  }
+}
+
+void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) {
+  out.last.resize(size_t(n));
+  ws.sa.resize(size_t(std::max(n, 1)));
+  int32_t* sa = ws.sa.data();
+  Repeats rep = find_repeats(t, n, sa);
+
+  if (rep.period < n) {
+    // Equal rotations come in runs of n/period; sort the distinct ones and repeat them.
+    BwtResult inner;
+    bwt_forward(t, rep.period, ws, inner);
+    int32_t copies = n / rep.period;
+    for (int32_t k = 0; k < rep.period; k++)
+      std::memset(out.last.data() + size_t(k) * size_t(copies), inner.last[size_t(k)], size_t(copies));
+    out.orig_ptr = inner.orig_ptr * uint32_t(copies) + uint32_t(copies - 1);
+    return;
+  }
+  if (rep.longest_repeated_suffix <= kMaxFixup) {
+    if (divsufsort(t, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
+    if (rep.longest_repeated_suffix > 0)
+      fix_wrapped_suffixes(t, n, rep.longest_repeated_suffix, sa, ws.aux);
+  } else {
+    sort_rotations_doubling(t, n, sa, ws.aux);
+  }
+  for (int32_t i = 0; i < n; i++) {
+    int32_t j = sa[i];
+    if (j == 0) out.orig_ptr = uint32_t(i);
+    out.last[size_t(i)] = t[j == 0 ? n - 1 : j - 1];
+  }
+}
+
+}  // namespace gpbzip2

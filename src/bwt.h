@@ -1,0 +1,29 @@
+// Burrows-Wheeler transform of cyclic rotations, ordered as bzip2 orders them.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace gpbzip2 {
+
+struct BwtResult {
+  std::vector<uint8_t> last;  // last column of the sorted rotation matrix
+  uint32_t orig_ptr = 0;      // sorted position of the rotation that starts at 0
+};
+
+// Scratch memory reused from block to block by one thread.
+struct BwtWorkspace {
+  std::vector<int32_t> sa;
+  std::vector<int32_t> aux;
+};
+
+// Sorts the rotations of block[0..n). When rotations are equal (a periodic block such
+// as "ab" repeated), bzip2 ranks the rotation starting at 0 last among its equals; so
+// does this.
+void bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws, BwtResult& out);
+
+// Sorts the rotations of a primitive block (all rotations distinct) into sa[0..n)
+// by prefix doubling. Slower than the suffix-sort path on typical data but with no
+// bad cases; also the reference the GPU sort is checked against.
+void sort_rotations_doubling(const uint8_t* block, int32_t n, int32_t* sa, std::vector<int32_t>& aux);
+
+}  // namespace gpbzip2

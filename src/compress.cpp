@@ -1,0 +1,60 @@
+// Compression pipeline: reader -> work queue -> stations -> ordered writer.
+#include <algorithm>
+#include <thread>
+
+#include "block_reader.h"
+#include "cpu_station.h"
+#include "format.h"
+#include "gpbzip2.h"
+#include "stream_writer.h"
+
+namespace gpbzip2 {
+
+int default_thread_count() { return int(std::max(1u, std::thread::hardware_concurrency())); }
+
+StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
+  if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
+    throw Error(ErrorKind::Internal, "compression level out of range");
+  const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
+  WorkQueue queue(size_t(2 * threads + 2));
+  StreamWriter writer(out, opts.level);
+  StreamTotals totals;
+
+  std::thread write_thread([&] {
+    try {
+      for (uint64_t i = 0;; i++) {
+        auto block = queue.take(i);
+        if (!block) break;
+        writer.add(*block);
+        totals.bytes_in += block->input_bytes;
+        if (opts.progress) opts.progress(totals.bytes_in, writer.bytes_written());
+      }
+    } catch (...) {
+      queue.abort(std::current_exception());
+    }
+  });
+  std::vector<std::thread> stations;
+  for (int t = 0; t < threads; t++) stations.emplace_back(run_cpu_station, std::ref(queue));
+
+  uint64_t blocks = 0;
+  try {
+    BlockReader reader(in, opts.level);
+    for (;;) {
+      Job job;
+      if (!reader.next(job.raw)) break;
+      if (!queue.push_raw(std::move(job))) break;
+      blocks++;
+    }
+  } catch (...) {
+    queue.abort(std::current_exception());
+  }
+  queue.close_input(blocks);
+  for (auto& t : stations) t.join();
+  write_thread.join();
+  if (auto err = queue.error()) std::rethrow_exception(err);
+  writer.finish();
+  totals.bytes_out = writer.bytes_written();
+  return totals;
+}
+
+}  // namespace gpbzip2

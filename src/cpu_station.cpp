@@ -1,0 +1,30 @@
+#include "cpu_station.h"
+
+namespace gpbzip2 {
+
+CodedBlock BlockCompressor::compress(Job& job) {
+  const RawBlock& raw = job.raw;
+  if (!job.sorted) bwt_forward(raw.data.data(), int32_t(raw.data.size()), bwt, sorted);
+  const BwtResult& s = job.sorted ? *job.sorted : sorted;
+  BitWriter bw;
+  bw.reserve(raw.data.size() / 2);
+  encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr, raw.crc, enc, bw);
+  CodedBlock out;
+  out.index = raw.index;
+  out.nbits = bw.bit_count();
+  out.bits = std::move(bw.finish());
+  out.crc = raw.crc;
+  out.input_bytes = raw.input_bytes;
+  return out;
+}
+
+void run_cpu_station(WorkQueue& queue) {
+  BlockCompressor compressor;
+  try {
+    while (auto job = queue.pop_for_cpu()) queue.deliver(compressor.compress(*job));
+  } catch (...) {
+    queue.abort(std::current_exception());
+  }
+}
+
+}  // namespace gpbzip2

@@ -1,0 +1,19 @@
+// A CPU compute station: a thread that turns jobs into coded blocks until the queue
+// runs dry.
+#pragma once
+#include "block_encoder.h"
+#include "work_queue.h"
+
+namespace gpbzip2 {
+
+// Compresses one block whole (BWT if not yet sorted, then entropy coding).
+struct BlockCompressor {
+  BwtWorkspace bwt;
+  BwtResult sorted;
+  EncoderWorkspace enc;
+  CodedBlock compress(Job& job);
+};
+
+void run_cpu_station(WorkQueue& queue);
+
+}  // namespace gpbzip2
