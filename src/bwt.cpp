@@ -147,16 +147,8 @@ void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) 
   Repeats rep = find_repeats(t, n, sa);
 
   if (rep.period < n) {
-    // Equal rotations come in runs of n/period; sort the distinct ones and repeat them.
-    BwtResult inner;
-    bwt_forward(t, rep.period, ws, inner);
-    int32_t copies = n / rep.period;
-    for (int32_t k = 0; k < rep.period; k++)
-      std::memset(out.last.data() + size_t(k) * size_t(copies), inner.last[size_t(k)], size_t(copies));
-    out.orig_ptr = inner.orig_ptr * uint32_t(copies) + uint32_t(copies - 1);
-    return;
-  }
-  if (rep.longest_repeated_suffix <= kMaxFixup) {
+    sort_rotations_bzip2_fallback(t, n, sa, ws.aux);
+  } else if (rep.longest_repeated_suffix <= kMaxFixup) {
     if (divsufsort(t, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
     if (rep.longest_repeated_suffix > 0)
       fix_wrapped_suffixes(t, n, rep.longest_repeated_suffix, sa, ws.aux);

@@ -16,14 +16,18 @@ struct BwtWorkspace {
   std::vector<int32_t> aux;
 };
 
-// Sorts the rotations of block[0..n). When rotations are equal (a periodic block such
-// as "ab" repeated), bzip2 ranks the rotation starting at 0 last among its equals; so
-// does this.
+// Sorts the rotations of block[0..n). Equal rotations (a periodic block such as "ab"
+// repeated) are ordered as bzip2 orders them, so origPtr matches too.
 void bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws, BwtResult& out);
 
 // Sorts the rotations of a primitive block (all rotations distinct) into sa[0..n)
 // by prefix doubling. Slower than the suffix-sort path on typical data but with no
 // bad cases; also the reference the GPU sort is checked against.
 void sort_rotations_doubling(const uint8_t* block, int32_t n, int32_t* sa, std::vector<int32_t>& aux);
+
+// Sorts rotations into sa[0..n) in exactly the order bzip2's fallback sort leaves them,
+// equal rotations included. Used for periodic blocks, where that order decides origPtr.
+void sort_rotations_bzip2_fallback(const uint8_t* block, int32_t n, int32_t* sa,
+                                   std::vector<int32_t>& aux);
 
 }  // namespace gpbzip2

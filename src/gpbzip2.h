@@ -30,6 +30,23 @@ struct StreamTotals {
 // Throws Error; on error some output may already have been written.
 StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts);
 
+struct DecompressOptions {
+  int threads = 0;  // decoding threads; 0 means one per core
+  std::function<void(uint64_t bytes_in, uint64_t bytes_out)> progress;
+  std::function<void(const std::string&)> notice;
+};
+
+struct DecompressTotals : StreamTotals {
+  int streams = 0;                // complete .bz2 streams decoded
+  bool trailing_garbage = false;  // bytes after the last stream that are not a stream
+};
+
+// Decodes every .bz2 stream in `in` (concatenated streams give the concatenation) into
+// `out`; with out == nullptr only checks, as `bzip2 -t`. Throws Error: Corrupt with the
+// block number and bit offset, Truncated, NotBzip2 (the input does not start with a
+// stream), Io.
+DecompressTotals decompress_stream(Source& in, Sink* out, const DecompressOptions& opts);
+
 int default_thread_count();
 
 }  // namespace gpbzip2

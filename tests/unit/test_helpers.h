@@ -1,0 +1,65 @@
+// Shared helpers for the unit tests: libbzip2 as the oracle, and corpus access.
+#pragma once
+#include <bzlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gpbzip2.h"
+
+namespace testing {
+
+// What the bzip2 program writes: all input through BZ_RUN, then BZ_FINISH. (One
+// BZ2_bzBuffToBuffCompress call differs when the input fills a block exactly.)
+inline std::vector<uint8_t> bzip2_reference(const std::vector<uint8_t>& in, int level) {
+  bz_stream s{};
+  if (BZ2_bzCompressInit(&s, level, 0, 30) != BZ_OK) throw std::runtime_error("init");
+  std::vector<uint8_t> out(in.size() + in.size() / 50 + 1024);
+  s.next_in = const_cast<char*>(reinterpret_cast<const char*>(in.data()));
+  s.avail_in = unsigned(in.size());
+  s.next_out = reinterpret_cast<char*>(out.data());
+  s.avail_out = unsigned(out.size());
+  while (s.avail_in > 0)
+    if (BZ2_bzCompress(&s, BZ_RUN) != BZ_RUN_OK) throw std::runtime_error("run");
+  while (BZ2_bzCompress(&s, BZ_FINISH) != BZ_STREAM_END) {
+  }
+  out.resize(out.size() - s.avail_out);
+  BZ2_bzCompressEnd(&s);
+  return out;
+}
+
+inline std::vector<uint8_t> bzip2_decompress(const std::vector<uint8_t>& in, size_t expect) {
+  std::vector<uint8_t> out(expect + 1);
+  unsigned len = unsigned(out.size());
+  int rc = BZ2_bzBuffToBuffDecompress(reinterpret_cast<char*>(out.data()), &len,
+                                      const_cast<char*>(reinterpret_cast<const char*>(in.data())),
+                                      unsigned(in.size()), 0, 0);
+  if (rc != BZ_OK) throw std::runtime_error("libbzip2 could not decode: " + std::to_string(rc));
+  out.resize(len);
+  return out;
+}
+
+inline std::vector<uint8_t> gp_compress(const std::vector<uint8_t>& in, int level, int threads = 2) {
+  gpbzip2::MemorySource src(in);
+  gpbzip2::VectorSink sink;
+  gpbzip2::CompressOptions o;
+  o.level = level;
+  o.threads = threads;
+  o.gpu = gpbzip2::GpuMode::Off;
+  gpbzip2::compress_stream(src, sink, o);
+  return sink.data;
+}
+
+inline std::filesystem::path silesia_dir() { return GPBZIP2_SHARED_CORPUS; }
+
+inline std::vector<uint8_t> read_file(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+
+}  // namespace testing
