@@ -1,6 +1,7 @@
 #include "block_encoder.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "format.h"
@@ -12,6 +13,8 @@ namespace {
 using format::kGroupSize;
 using format::kMaxAlphaSize;
 using format::kMaxGroups;
+
+typedef uint16_t CostLanes __attribute__((vector_size(16)));
 
 struct SymbolStats {
   int32_t count = 0;  // symbols written to ws.mtf, EOB included
@@ -29,6 +32,30 @@ inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
     if (z < 2) break;
   }
   return w;
+}
+
+// Moves c (not at the front) to the front of the list and returns its old position.
+// Most symbols sit within the first eight entries, so those are searched and shifted as
+// one 64-bit word; the rest uses memchr and memmove.
+inline int move_to_front_of(uint8_t* order, uint8_t c) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    uint64_t w;
+    std::memcpy(&w, order, 8);
+    uint64_t x = w ^ (kOnes * c);
+    uint64_t hit = (x - kOnes) & ~x & kHigh;  // the lowest flagged byte is exact
+    if (hit) {
+      int j = std::countr_zero(hit) >> 3;
+      uint64_t moved = j == 7 ? ~0ull : (uint64_t(1) << (8 * (j + 1))) - 1;
+      w = (w & ~moved) | ((w << 8) & moved) | c;
+      std::memcpy(order, &w, 8);
+      return j;
+    }
+  }
+  int j = int(static_cast<const uint8_t*>(std::memchr(order, c, 256)) - order);
+  std::memmove(order + 1, order, size_t(j));
+  order[0] = c;
+  return j;
 }
 
 SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, uint16_t* out) {
@@ -54,16 +81,7 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, ui
       w = put_zero_run(w, zeros, st.freq);
       zeros = 0;
     }
-    // Shift the list down until c is found, then put c in front.
-    uint8_t prev = order[0];
-    int j = 1;
-    for (;; j++) {
-      uint8_t cur = order[j];
-      order[j] = prev;
-      if (cur == c) break;
-      prev = cur;
-    }
-    order[0] = c;
+    int j = move_to_front_of(order, c);
     *w++ = uint16_t(j + 1);
     st.freq[j + 1]++;
   }
@@ -105,27 +123,23 @@ int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
   int32_t nsel = 0;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
     int32_t freq[kMaxGroups][kMaxAlphaSize] = {};
-    // Costs of up to 6 tables packed as 16-bit lanes: a group costs at most 50 * 17.
-    uint64_t lo[kMaxAlphaSize], hi[kMaxAlphaSize];
+    // The costs of all tables for one symbol in 16-bit lanes, summed with one vector add
+    // per symbol: a group costs at most 50 * 17.
+    CostLanes cost_of[kMaxAlphaSize];
     for (int v = 0; v < st.alpha; v++) {
-      uint64_t a = 0, b = 0;
-      for (int t = 0; t < groups && t < 4; t++) a |= uint64_t(len[t][v]) << (16 * t);
-      for (int t = 4; t < groups; t++) b |= uint64_t(len[t][v]) << (16 * (t - 4));
-      lo[v] = a;
-      hi[v] = b;
+      CostLanes c = {};
+      for (int t = 0; t < groups; t++) c[t] = len[t][v];
+      cost_of[v] = c;
     }
     nsel = 0;
     for (int32_t gs = 0; gs < st.count; gs += kGroupSize) {
       int32_t ge = std::min(gs + kGroupSize, st.count);
-      uint64_t ca = 0, cb = 0;
-      for (int32_t i = gs; i < ge; i++) {
-        ca += lo[mtf[i]];
-        cb += hi[mtf[i]];
-      }
+      CostLanes sum = {};
+      for (int32_t i = gs; i < ge; i++) sum += cost_of[mtf[i]];
       int best = 0;
-      uint32_t best_cost = uint32_t(ca & 0xffff);
+      uint32_t best_cost = sum[0];
       for (int t = 1; t < groups; t++) {
-        uint32_t c = uint32_t((t < 4 ? ca >> (16 * t) : cb >> (16 * (t - 4))) & 0xffff);
+        uint32_t c = sum[t];
         if (c < best_cost) {
           best_cost = c;
           best = t;

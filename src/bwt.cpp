@@ -26,33 +26,37 @@ int compare_rotations(const uint8_t* t, int32_t n, int32_t a, int32_t b) {
   return 0;
 }
 
-struct Repeats {
-  int32_t longest_repeated_suffix;  // longest suffix of the block that also occurs elsewhere
-  int32_t period;                   // smallest p dividing n with block = w^(n/p), |w| = p
-};
-
-// Z-function of the reversed block, computed in z[0..n).
-Repeats find_repeats(const uint8_t* t, int32_t n, int32_t* z) {
-  auto rev = [&](int32_t k) { return t[n - 1 - k]; };
-  int32_t l = 0, r = 0, longest = 0;
-  z[0] = n;
-  for (int32_t k = 1; k < n; k++) {
-    int32_t zk = k < r ? std::min(r - k, z[k - l]) : 0;
-    while (k + zk < n && rev(zk) == rev(k + zk)) zk++;
-    if (k + zk > r) {
-      l = k;
-      r = k + zk;
-    }
-    z[k] = zk;
-    longest = std::max(longest, zk);
+// Smallest p dividing n with t = w^(n/p), |w| = p (n if none), from the prefix function.
+int32_t smallest_period(const uint8_t* t, int32_t n, std::vector<int32_t>& pi) {
+  pi.assign(size_t(n), 0);
+  for (int32_t i = 1; i < n; i++) {
+    int32_t k = pi[size_t(i - 1)];
+    while (k > 0 && t[i] != t[k]) k = pi[size_t(k - 1)];
+    pi[size_t(i)] = k + (t[i] == t[k]);
   }
-  int32_t period = n;
-  for (int32_t p = 1; p <= n / 2; p++)
-    if (n % p == 0 && z[p] == n - p) {
-      period = p;
-      break;
-    }
-  return {longest, period};
+  int32_t p = n - pi[size_t(n - 1)];
+  return n % p == 0 ? p : n;
+}
+
+// Length of the longest suffix of t that also occurs earlier in t, or `limit` + 1 if it
+// is longer than `limit`. A suffix that occurs elsewhere is a prefix of its successor in
+// suffix order, and if t[j..n) occurs elsewhere so does t[j+1..n).
+int32_t repeated_suffix_length(const uint8_t* t, int32_t n, const int32_t* sa, int32_t limit,
+                               std::vector<int32_t>& rank) {
+  const int32_t window = std::min(n, limit + 1);
+  const int32_t first = n - window;
+  rank.assign(size_t(window), 0);
+  for (int32_t i = 0; i < n; i++)
+    if (sa[i] >= first) rank[size_t(sa[i] - first)] = i;
+  int32_t len = 0;
+  for (int32_t j = n - 1; j >= first; j--) {
+    int32_t r = rank[size_t(j - first)];
+    if (r + 1 >= n) break;
+    int32_t next = sa[r + 1];
+    if (next + (n - j) > n || std::memcmp(t + j, t + next, size_t(n - j)) != 0) break;
+    len = n - j;
+  }
+  return len;
 }
 
 // A suffix sorter ranks a suffix before every longer suffix it is a prefix of; a rotation
@@ -144,16 +148,19 @@ void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) 
   out.last.resize(size_t(n));
   ws.sa.resize(size_t(std::max(n, 1)));
   int32_t* sa = ws.sa.data();
-  Repeats rep = find_repeats(t, n, sa);
-
-  if (rep.period < n) {
-    sort_rotations_bzip2_fallback(t, n, sa, ws.aux);
-  } else if (rep.longest_repeated_suffix <= kMaxFixup) {
-    if (divsufsort(t, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
-    if (rep.longest_repeated_suffix > 0)
-      fix_wrapped_suffixes(t, n, rep.longest_repeated_suffix, sa, ws.aux);
-  } else {
-    sort_rotations_doubling(t, n, sa, ws.aux);
+  if (divsufsort(t, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
+  int32_t repeated = repeated_suffix_length(t, n, sa, kMaxFixup, ws.aux);
+  // A periodic block repeats at least half of itself at its end; only such rare blocks
+  // pay for the period test and a slower sort.
+  if (repeated > kMaxFixup || 2 * repeated >= n) {
+    if (smallest_period(t, n, ws.aux) < n)
+      sort_rotations_bzip2_fallback(t, n, sa, ws.aux);
+    else if (repeated > kMaxFixup)
+      sort_rotations_doubling(t, n, sa, ws.aux);
+    else
+      fix_wrapped_suffixes(t, n, repeated, sa, ws.aux);
+  } else if (repeated > 0) {
+    fix_wrapped_suffixes(t, n, repeated, sa, ws.aux);
   }
   for (int32_t i = 0; i < n; i++) {
     int32_t j = sa[i];
