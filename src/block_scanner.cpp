@@ -1,0 +1,47 @@
+#include "block_scanner.h"
+
+#include <algorithm>
+#include <array>
+
+#include "bit_reader.h"
+#include "format.h"
+
+namespace gpbzip2 {
+
+namespace {
+
+// A magic starting at bit s of byte i covers all of byte i + 1, which must then equal
+// bits 8 - s .. 15 - s of the magic. kShifts[v]: bit s set when byte value v fits a block
+// magic at shift s, bit 8 + s when it fits an end-of-stream magic.
+constexpr std::array<uint16_t, 256> make_shifts() {
+  std::array<uint16_t, 256> t{};
+  for (int s = 0; s < 8; s++) {
+    t[(format::kBlockMagic >> (32 + s)) & 0xff] |= uint16_t(1u << s);
+    t[(format::kEndMagic >> (32 + s)) & 0xff] |= uint16_t(1u << (8 + s));
+  }
+  return t;
+}
+constexpr std::array<uint16_t, 256> kShifts = make_shifts();
+
+}  // namespace
+
+void scan_for_magic(const uint8_t* data, size_t size, size_t from, size_t to,
+                    std::vector<MagicHit>& hits) {
+  to = std::min(to, size >= 6 ? size - 5 : 0);
+  for (size_t i = from; i < to; i++) {
+    const uint16_t shifts = kShifts[data[i + 1]];
+    if (!shifts) continue;
+    uint8_t window[8] = {};
+    std::copy(data + i, data + std::min(i + 8, size), window);
+    const uint64_t v = load_be64(window);
+    for (int s = 0; s < 8; s++) {
+      if (!(shifts & (0x101u << s))) continue;
+      const uint64_t bits = (v << s) >> 16;
+      const bool fits = uint64_t(i) * 8 + uint64_t(s) + 48 <= uint64_t(size) * 8;
+      if (fits && (bits == format::kBlockMagic || bits == format::kEndMagic))
+        hits.push_back({uint64_t(i) * 8 + uint64_t(s), bits == format::kEndMagic});
+    }
+  }
+}
+
+}  // namespace gpbzip2

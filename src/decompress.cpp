@@ -1,0 +1,425 @@
+// Decompression pipeline. The calling thread reads the input as it is needed, scans it
+// for block magics at every bit offset and hands each candidate block to a worker; it
+// then takes the results in input order and trusts a block only when it starts exactly
+// where the previous trusted block ended (the first one right after the stream header),
+// decoded completely and matches its CRC. Magics that compressed data contains by chance
+// are decoded too and thrown away, never written.
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "bit_reader.h"
+#include "block_decoder.h"
+#include "block_scanner.h"
+#include "crc32.h"
+#include "format.h"
+#include "gpbzip2.h"
+
+namespace gpbzip2 {
+
+namespace {
+
+constexpr size_t kReadChunk = size_t(1) << 20;
+// More bytes than any block bzip2 accepts can take (18002 selectors of 50 codes of at
+// most 20 bits, plus tables); a block running longer is corrupt.
+constexpr size_t kMaxBlockSpan = size_t(3) << 20;
+// Output a worker keeps per block. Longer output (long runs expand up to 51 times) is
+// only checked by the worker and produced again, piece by piece, when it is written.
+constexpr size_t kHeldOutput = size_t(4) << 20;
+constexpr size_t kPiece = size_t(256) << 10;
+
+// The input from the block being checked onwards.
+class InputWindow {
+ public:
+  explicit InputWindow(Source& src) : src_(src) {}
+  uint64_t begin() const { return base_; }
+  uint64_t end() const { return base_ + buf_.size(); }
+  bool eof() const { return eof_; }
+  const uint8_t* at(uint64_t offset) const { return buf_.data() + (offset - base_); }
+
+  // Appends what one read gives; false at the end of the input.
+  bool read_more() {
+    if (eof_) return false;
+    const size_t old = buf_.size();
+    buf_.resize(old + kReadChunk);
+    const size_t n = src_.read(buf_.data() + old, kReadChunk);
+    buf_.resize(old + n);
+    eof_ = n == 0;
+    return n > 0;
+  }
+  // Forgets bytes before `offset`, in large steps so that the copying stays cheap.
+  void discard_before(uint64_t offset) {
+    const size_t dead = size_t(offset - base_);
+    if (dead < kReadChunk) return;
+    buf_.erase(buf_.begin(), buf_.begin() + ptrdiff_t(dead));
+    base_ = offset;
+  }
+
+ private:
+  Source& src_;
+  std::vector<uint8_t> buf_;
+  uint64_t base_ = 0;
+  bool eof_ = false;
+};
+
+// One candidate block for a worker: a copy of its input, and what decoding it gave.
+struct Task {
+  std::vector<uint8_t> data;  // input from byte first_byte on, then 8 zero bytes
+  size_t size = 0;
+  uint64_t first_byte = 0;
+  uint64_t bit = 0;           // the magic, relative to data
+  bool reaches_eof = false;   // data ends where the input ends
+  bool cut_short = false;     // data ends at the next candidate, not at the span limit
+  bool keep_output = true;
+  std::atomic<bool> cancelled{false};
+
+  BlockDecoder::Status status = BlockDecoder::Status::Corrupt;
+  const char* why = "";
+  uint64_t end_bit = 0;  // relative to data
+  uint32_t stored_crc = 0, crc = 0, block_bytes = 0;
+  std::vector<uint8_t> out;                // all output, unless it was too long to keep
+  std::unique_ptr<BlockDecoder> deferred;  // then this produces it again
+  std::exception_ptr error;
+  bool done = false;
+};
+
+void run_task(Task& t, std::unique_ptr<BlockDecoder>& dec, std::vector<uint8_t>& scratch) {
+  if (!dec) dec = std::make_unique<BlockDecoder>();
+  t.status = dec->decode(t.data.data(), t.size, t.bit);
+  t.data = {};
+  if (t.status != BlockDecoder::Status::Ok) {
+    t.why = dec->why();
+    return;
+  }
+  t.end_bit = dec->end_bit();
+  t.stored_crc = dec->stored_crc();
+  t.block_bytes = dec->block_bytes();
+  size_t n = 0;
+  if (t.keep_output) {
+    t.out.resize(std::min<size_t>(kHeldOutput, size_t(t.block_bytes) + 4096));
+    for (;;) {
+      n += dec->read(t.out.data() + n, t.out.size() - n);
+      if (n < t.out.size() || t.out.size() == kHeldOutput) break;
+      t.out.resize(std::min(kHeldOutput, t.out.size() * 2));
+    }
+  }
+  // Whatever did not fit is only checked here.
+  bool more = false;
+  while (dec->read(scratch.data(), scratch.size()) > 0) more = true;
+  if (more && t.keep_output) {
+    t.out = {};
+    t.deferred = std::move(dec);
+  } else {
+    t.out.resize(n);
+  }
+  t.crc = (t.deferred ? t.deferred.get() : dec.get())->crc();
+}
+
+class DecodePool {
+ public:
+  explicit DecodePool(int threads) {
+    for (int i = 0; i < threads; i++) workers_.emplace_back([this] { work(); });
+  }
+  ~DecodePool() {
+    {
+      std::lock_guard lk(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  void submit(std::shared_ptr<Task> t) {
+    {
+      std::lock_guard lk(mu_);
+      queue_.push_back(std::move(t));
+    }
+    work_cv_.notify_one();
+  }
+  void wait(const Task& t) {
+    std::unique_lock lk(mu_);
+    done_cv_.wait(lk, [&] { return t.done; });
+  }
+
+ private:
+  void work() {
+    std::unique_ptr<BlockDecoder> dec;
+    std::vector<uint8_t> scratch(kPiece);
+    for (;;) {
+      std::shared_ptr<Task> t;
+      {
+        std::unique_lock lk(mu_);
+        work_cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        t = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      if (!t->cancelled) {
+        try {
+          run_task(*t, dec, scratch);
+        } catch (...) {
+          t->error = std::current_exception();
+        }
+      }
+      {
+        std::lock_guard lk(mu_);
+        t->done = true;
+      }
+      done_cv_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::shared_ptr<Task>> queue_;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+class Decompressor {
+ public:
+  Decompressor(Source& in, Sink* out, const DecompressOptions& opts)
+      : out_(out),
+        opts_(opts),
+        window_(in),
+        threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
+        max_in_flight_(size_t(threads_) + 2),
+        pool_(threads_),
+        scratch_(kPiece) {}
+
+  DecompressTotals run() {
+    if (!start_stream(0, true)) return totals_;
+    for (;;) {
+      while (!cands_.empty() && cands_.front().bit < expected_) pop_candidate();
+      if (cands_.empty()) {
+        if (scan_more()) continue;
+        if (expected_ + 48 > window_.end() * 8) truncated();
+        corrupt_block("no block header where the previous block ends");
+      }
+      if (cands_.front().bit > expected_) corrupt_block("no block header where the previous block ends");
+      if (cands_.front().end_of_stream) {
+        const bool more = end_stream();
+        pop_candidate();
+        if (!more) break;
+        continue;
+      }
+      fill_pipeline();
+      if (!cands_.front().task) {
+        while (!dispatchable(0)) scan_more();
+        dispatch(0);
+        dispatched_ = 1;
+      }
+      std::shared_ptr<Task> t = cands_.front().task;
+      pool_.wait(*t);
+      accept_block(*t);
+      pop_candidate();
+    }
+    return totals_;
+  }
+
+ private:
+  struct Candidate {
+    uint64_t bit;  // from the start of the input
+    bool end_of_stream;
+    std::shared_ptr<Task> task;
+  };
+
+  [[noreturn]] void corrupt_block(const char* why) const {
+    throw Error(ErrorKind::Corrupt, "data integrity error in block " + std::to_string(blocks_ + 1) +
+                                        " (bit offset " + std::to_string(expected_) + "): " + why);
+  }
+  [[noreturn]] static void truncated() {
+    throw Error(ErrorKind::Truncated, "compressed file ends unexpectedly");
+  }
+
+  // Reads one more piece of input and scans what became scannable. False once the whole
+  // input has been read and scanned.
+  bool scan_more() {
+    const bool got = window_.read_more();
+    // A magic needs 7 bytes from its first byte on; the last 6 wait for more input.
+    const uint64_t to = window_.eof() ? window_.end() : std::max<uint64_t>(window_.end(), 6) - 6;
+    if (to <= scanned_) return got;
+    hits_.clear();
+    const uint64_t base = window_.begin();
+    scan_for_magic(window_.at(base), size_t(window_.end() - base), size_t(scanned_ - base),
+                   size_t(to - base), hits_);
+    for (const MagicHit& h : hits_) cands_.push_back({base * 8 + h.bit, h.end_of_stream, nullptr});
+    scanned_ = to;
+    return true;
+  }
+
+  void pop_candidate() {
+    Candidate& c = cands_.front();
+    if (c.task) {
+      c.task->cancelled = true;
+      in_flight_--;
+    }
+    cands_.pop_front();
+    if (dispatched_ > 0) dispatched_--;
+    window_.discard_before(std::min(expected_ / 8, scanned_));
+  }
+
+  // A block can go to a worker once its input is in: up to the next candidate, else the
+  // span limit or the end of the input.
+  bool dispatchable(size_t k) const {
+    return k + 1 < cands_.size() || window_.eof() ||
+           window_.end() >= cands_[k].bit / 8 + kMaxBlockSpan;
+  }
+
+  void dispatch(size_t k) {
+    auto t = std::make_shared<Task>();
+    const uint64_t bit = cands_[k].bit, first = bit / 8;
+    uint64_t last = std::min<uint64_t>(window_.end(), first + kMaxBlockSpan);
+    if (k + 1 < cands_.size() && (cands_[k + 1].bit + 7) / 8 < last) {
+      last = (cands_[k + 1].bit + 7) / 8;
+      t->cut_short = true;
+    }
+    fill_task(*t, bit, last);
+    cands_[k].task = t;
+    in_flight_++;
+    pool_.submit(std::move(t));
+  }
+
+  // The task for the block whose magic is at `bit`, with the input up to byte `last`.
+  void fill_task(Task& t, uint64_t bit, uint64_t last) {
+    const uint64_t first = bit / 8;
+    t.first_byte = first;
+    t.bit = bit - first * 8;
+    t.size = size_t(last - first);
+    t.data.assign(t.size + 8, 0);
+    std::memcpy(t.data.data(), window_.at(first), t.size);
+    t.reaches_eof = window_.eof() && last == window_.end();
+    t.keep_output = out_ != nullptr;
+  }
+
+  // Keeps the workers busy: hands out the candidates after the block being checked,
+  // reading ahead as far as that takes.
+  void fill_pipeline() {
+    while (in_flight_ < max_in_flight_) {
+      while (dispatched_ < cands_.size() &&
+             (cands_[dispatched_].end_of_stream || cands_[dispatched_].bit < expected_))
+        dispatched_++;
+      if (dispatched_ < cands_.size() && dispatchable(dispatched_)) {
+        dispatch(dispatched_);
+        dispatched_++;
+        continue;
+      }
+      if (window_.end() - expected_ / 8 > max_in_flight_ * kReadChunk + kMaxBlockSpan) return;
+      if (!scan_more()) return;
+    }
+  }
+
+  void accept_block(Task& t) {
+    if (t.error) std::rethrow_exception(t.error);
+    if (t.status == BlockDecoder::Status::OutOfInput && t.cut_short) {
+      // The next candidate lay inside this block: decode it here with all its input.
+      const uint64_t first = t.first_byte;
+      while (window_.end() < first + kMaxBlockSpan && scan_more()) {
+      }
+      Task full;
+      fill_task(full, expected_, std::min<uint64_t>(window_.end(), first + kMaxBlockSpan));
+      run_task(full, local_, scratch_);
+      return accept_block(full);
+    }
+    if (t.status == BlockDecoder::Status::OutOfInput) {
+      if (t.reaches_eof) truncated();
+      corrupt_block("block longer than any valid block");
+    }
+    if (t.status == BlockDecoder::Status::Corrupt) corrupt_block(t.why);
+    if (t.block_bytes > uint32_t(100000 * level_)) corrupt_block("block larger than the stream's block size");
+    if (t.crc != t.stored_crc) corrupt_block("block CRC mismatch");
+
+    if (t.deferred) {
+      t.deferred->restart_output();
+      while (size_t n = t.deferred->read(scratch_.data(), scratch_.size())) write(scratch_.data(), n);
+    } else {
+      write(t.out.data(), t.out.size());
+    }
+    stream_crc_ = combine_stream_crc(stream_crc_, t.crc);
+    expected_ = t.first_byte * 8 + t.end_bit;
+    blocks_++;
+    totals_.bytes_in = expected_ / 8;
+    if (opts_.progress) opts_.progress(totals_.bytes_in, totals_.bytes_out);
+  }
+
+  void write(const uint8_t* p, size_t n) {
+    if (out_) out_->write(p, n);
+    totals_.bytes_out += n;
+  }
+
+  // Checks the stream CRC after the end-of-stream magic at expected_; then looks for the
+  // next stream. False when there is none.
+  bool end_stream() {
+    const uint64_t crc_end = expected_ + 48 + 32;
+    while (window_.end() * 8 < crc_end && scan_more()) {
+    }
+    if (window_.end() * 8 < crc_end) truncated();
+    uint8_t bytes[24] = {};
+    const uint64_t first = expected_ / 8;
+    std::memcpy(bytes, window_.at(first), size_t(std::min<uint64_t>(16, window_.end() - first)));
+    BitReader br(bytes, 16, expected_ - first * 8 + 48);
+    if (br.get(32) != stream_crc_)
+      throw Error(ErrorKind::Corrupt, "data integrity error: stream CRC mismatch (stream " +
+                                          std::to_string(totals_.streams + 1) + ", bit offset " +
+                                          std::to_string(expected_) + ")");
+    totals_.streams++;
+    totals_.bytes_in = (crc_end + 7) / 8;
+    return start_stream((crc_end + 7) / 8, false);
+  }
+
+  // Reads a stream header at byte `at`. False at the end of the input or before trailing
+  // garbage. bzip2 calls a file that ends inside a header truncated.
+  bool start_stream(uint64_t at, bool first) {
+    while (window_.end() < at + 4 && scan_more()) {
+    }
+    const size_t avail = size_t(std::min<uint64_t>(4, window_.end() - at));
+    const uint8_t* p = window_.at(at);
+    if (avail == 4 && p[0] == 'B' && p[1] == 'Z' && p[2] == 'h' && p[3] >= '1' && p[3] <= '9') {
+      level_ = p[3] - '0';
+      expected_ = (at + 4) * 8;
+      stream_crc_ = 0;
+      return true;
+    }
+    if (avail == 0 && !first) return false;
+    if (avail < 4 && std::memcmp(p, "BZh", avail) == 0) truncated();
+    if (first) throw Error(ErrorKind::NotBzip2, "not a bzip2 file");
+    totals_.trailing_garbage = true;
+    return false;
+  }
+
+  Sink* out_;
+  const DecompressOptions& opts_;
+  InputWindow window_;
+  int threads_;
+  size_t max_in_flight_;
+  DecodePool pool_;
+  std::vector<uint8_t> scratch_;
+  std::unique_ptr<BlockDecoder> local_;
+
+  std::deque<Candidate> cands_;  // found, not yet checked, in input order
+  size_t dispatched_ = 0;        // cands_[0, dispatched_) are handed out or need no worker
+  size_t in_flight_ = 0;         // tasks handed out for candidates still in cands_
+  uint64_t scanned_ = 0;         // input bytes scanned for magics
+  std::vector<MagicHit> hits_;
+
+  uint64_t expected_ = 0;  // bit where the next block or end-of-stream magic must start
+  int level_ = 9;
+  uint32_t stream_crc_ = 0;
+  uint64_t blocks_ = 0;  // blocks trusted so far
+  DecompressTotals totals_;
+};
+
+}  // namespace
+
+DecompressTotals decompress_stream(Source& in, Sink* out, const DecompressOptions& opts) {
+  Decompressor d(in, out, opts);
+  return d.run();
+}
+
+}  // namespace gpbzip2
