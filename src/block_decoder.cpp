@@ -1,7 +1,11 @@
 #include "block_decoder.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#include <sys/mman.h>
 
 #include "bit_reader.h"
 #include "crc32.h"
@@ -58,7 +62,20 @@ bool build_table(HuffTable& t, const uint8_t* len, int alpha_size) {
 
 }  // namespace
 
-BlockDecoder::BlockDecoder() : tt_(size_t(format::kMaxBlockBytes)) {}
+namespace {
+constexpr size_t kHugePage = size_t(2) << 20;
+constexpr size_t kTtBytes =
+    (2 * BlockDecoder::kTtWords * sizeof(uint32_t) + kHugePage - 1) / kHugePage * kHugePage;
+}  // namespace
+
+void BlockDecoder::Free::operator()(uint32_t* p) const { std::free(p); }
+
+BlockDecoder::BlockDecoder() {
+  void* p = std::aligned_alloc(kHugePage, kTtBytes);
+  if (!p) throw std::bad_alloc();
+  madvise(p, kTtBytes, MADV_HUGEPAGE);  // only a hint; fine to fail
+  tt_.reset(static_cast<uint32_t*>(p));
+}
 
 BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint64_t bit) {
   BitReader br(data, size, bit);
@@ -127,10 +144,10 @@ BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint
   }
 
   // Symbols: MTF indexes + 1, with runs of the front byte as RUNA/RUNB digits.
-  uint8_t mtf[256];
+  uint8_t mtf[256] = {};
   std::memcpy(mtf, seq_to_byte, size_t(in_use));
   uint32_t freq[256] = {};
-  uint32_t* const tt = tt_.data();
+  uint32_t* const tt = tt_.get();
   const uint32_t limit = uint32_t(format::kMaxBlockBytes);
   uint32_t n = 0;
   uint32_t run = 0, run_digit = 1;
@@ -176,9 +193,20 @@ BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint
     if (sym == eob) break;
     if (n >= limit) return failed("block longer than its limit");
     const int idx = sym - 1;
-    const uint8_t b = mtf[idx];
-    std::memmove(mtf + 1, mtf, size_t(idx));
-    mtf[0] = b;
+    uint8_t b;
+    if (std::endian::native == std::endian::little && idx < 8) {
+      // Most indexes are small: move to front inside one 64-bit word.
+      uint64_t w;
+      std::memcpy(&w, mtf, 8);
+      const uint64_t moved = ~uint64_t(0) >> (56 - 8 * idx);
+      b = uint8_t(w >> (8 * idx));
+      w = (((w << 8) | b) & moved) | (w & ~moved);
+      std::memcpy(mtf, &w, 8);
+    } else {
+      b = mtf[idx];
+      std::memmove(mtf + 1, mtf, size_t(idx));
+      mtf[0] = b;
+    }
     freq[b]++;
     tt[n++] = b;
   }
@@ -187,49 +215,73 @@ BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint
   end_bit_ = br.bit_position();
   nblock_ = n;
 
-  // Inverse BWT links: the i-th occurrence of byte b in the BWT vector is the row whose
-  // first byte is that b; chain each row to the row it came from.
-  uint32_t start[256];
-  uint32_t sum = 0;
-  for (int b = 0; b < 256; b++) {
-    start[b] = sum;
-    sum += freq[b];
-  }
-  for (uint32_t i = 0; i < n; i++) tt[start[tt[i] & 0xff]++] |= i << 8;
-  restart_output();
+  invert_bwt();
   return Status::Ok;
 }
 
-void BlockDecoder::restart_output() {
-  pos_ = tt_[orig_ptr_] >> 8;
-  left_ = nblock_;
-  run_ = 0;
-  last_ = 0;
-  repeat_ = 0;
-  crc_ = ~0u;
-  rand_left_ = 0;
-  rand_index_ = 0;
+// Row i of the sorted rotations ends with byte L[i] = tt[i] and, for the k-th occurrence
+// of that byte, LF(i) is the k-th row starting with it: the row of the rotation one byte
+// to the left. The text is read forwards along LF's inverse from row origPtr and
+// backwards along LF from the same row, both halves at once: every step of either chain
+// is a cache miss, and two chains keep two in flight.
+void BlockDecoder::invert_bwt() {
+  const uint32_t n = nblock_;
+  uint32_t* const tt = tt_.get();
+  uint32_t* const lf = tt + kTtWords;
+  uint32_t start[256] = {};
+  for (uint32_t i = 0; i < n; i++) start[tt[i] & 0xff]++;
+  for (uint32_t b = 0, sum = 0; b < 256; b++) {
+    const uint32_t c = start[b];
+    start[b] = sum;
+    sum += c;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const uint32_t b = tt[i] & 0xff;
+    const uint32_t row = start[b]++;
+    tt[row] |= i << 8;
+    lf[i] = row << 8 | b;
+  }
+
+  text_.resize(n);
+  uint8_t* const text = text_.data();
+  uint32_t fwd = tt[orig_ptr_] >> 8, back = orig_ptr_;
+  const uint32_t half = n / 2;
+  for (uint32_t k = 0; k < half; k++) {
+    const uint32_t e = tt[fwd], f = lf[back];
+    text[k] = uint8_t(e);
+    text[n - 1 - k] = uint8_t(f);
+    fwd = e >> 8;
+    back = f >> 8;
+  }
+  if (n & 1) text[half] = uint8_t(tt[fwd]);
+
+  if (randomised_) {
+    // bzip2 0.9.0 flipped the low bit of one byte every few hundred, at distances taken
+    // from kRandomiseTable.
+    uint32_t next = kRandomiseTable[0] - 2u;
+    for (size_t r = 1; next < n; r++) {
+      text[next] ^= 1;
+      next += kRandomiseTable[r % kRandomiseTable.size()];
+    }
+  }
 }
 
-size_t BlockDecoder::read(uint8_t* buf, size_t cap) {
-  const size_t n = randomised_ ? read_randomised(buf, cap) : read_plain(buf, cap);
-  crc_ = crc32_update(crc_, buf, n);
-  return n;
+std::vector<uint8_t> BlockDecoder::take_text() {
+  std::vector<uint8_t> t;
+  t.swap(text_);
+  return t;
 }
 
-// After four equal bytes the next BWT byte is a count of further copies.
-size_t BlockDecoder::read_plain(uint8_t* buf, size_t cap) {
-  const uint32_t* const tt = tt_.data();
+// After four equal bytes the next byte of the text is a count of further copies.
+size_t RunExpander::read(uint8_t* buf, size_t cap) {
   size_t n = std::min<size_t>(repeat_, cap);
   std::memset(buf, last_, n);
   repeat_ -= uint32_t(n);
-  uint32_t pos = pos_, left = left_, run = run_;
+  const uint8_t* p = p_;
+  uint32_t run = run_;
   uint8_t last = last_;
-  while (left > 0 && n < cap) {
-    const uint32_t e = tt[pos];
-    pos = e >> 8;
-    const uint8_t b = uint8_t(e);
-    left--;
+  while (p < end_ && n < cap) {
+    const uint8_t b = *p++;
     if (run == 4) {
       const size_t k = std::min<size_t>(b, cap - n);
       std::memset(buf + n, last, k);
@@ -242,43 +294,10 @@ size_t BlockDecoder::read_plain(uint8_t* buf, size_t cap) {
     run = b == last ? run + 1 : 1;
     last = b;
   }
-  pos_ = pos;
-  left_ = left;
+  p_ = p;
   run_ = run;
   last_ = last;
-  return n;
-}
-
-// The same with bzip2 0.9.0's randomisation undone: one BWT byte in every few hundred
-// has its low bit flipped, at distances taken from kRandomiseTable.
-size_t BlockDecoder::read_randomised(uint8_t* buf, size_t cap) {
-  const uint32_t* const tt = tt_.data();
-  size_t n = std::min<size_t>(repeat_, cap);
-  std::memset(buf, last_, n);
-  repeat_ -= uint32_t(n);
-  while (left_ > 0 && n < cap) {
-    const uint32_t e = tt[pos_];
-    pos_ = e >> 8;
-    uint8_t b = uint8_t(e);
-    left_--;
-    if (rand_left_ == 0) {
-      rand_left_ = kRandomiseTable[rand_index_];
-      rand_index_ = (rand_index_ + 1) % kRandomiseTable.size();
-    }
-    rand_left_--;
-    if (rand_left_ == 1) b ^= 1;
-    if (run_ == 4) {
-      const size_t k = std::min<size_t>(b, cap - n);
-      std::memset(buf + n, last_, k);
-      n += k;
-      repeat_ = uint32_t(b - k);
-      run_ = 0;
-      continue;
-    }
-    buf[n++] = b;
-    run_ = b == last_ ? run_ + 1 : 1;
-    last_ = b;
-  }
+  crc_ = crc32_update(crc_, buf, n);
   return n;
 }
 

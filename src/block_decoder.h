@@ -1,9 +1,11 @@
 // Decoding of one .bz2 block: header, Huffman tables, selectors, MTF and RUNA/RUNB into
-// the BWT vector, then the inverse BWT and the inverse initial run-length coding, which
-// are produced in pieces so that blocks that expand a lot need no large buffer.
+// the BWT vector, and the inverse BWT. The inverse of the initial run-length coding is
+// RunExpander, which produces the output in pieces so that blocks that expand a lot need
+// no large buffer.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "format.h"
@@ -13,8 +15,11 @@ namespace gpbzip2 {
 class BlockDecoder {
  public:
   enum class Status { Ok, Corrupt, OutOfInput };
+  static constexpr size_t kTtWords = size_t(format::kMaxBlockBytes);
 
   BlockDecoder();
+  BlockDecoder(const BlockDecoder&) = delete;
+  BlockDecoder& operator=(const BlockDecoder&) = delete;
 
   // Decodes the block whose 48-bit magic starts at bit `bit` of data[0, size); 8 zero
   // bytes must be readable past size. OutOfInput: the block needs bits past size.
@@ -25,39 +30,48 @@ class BlockDecoder {
   uint64_t end_bit() const { return end_bit_; }       // first bit after the block
   uint32_t stored_crc() const { return stored_crc_; }
   uint32_t block_bytes() const { return nblock_; }    // BWT length, what the level bounds
-
-  // Output of the last decoded block: restart_output(), then read() until it returns 0;
-  // crc() is then the CRC of everything read. May be repeated.
-  void restart_output();
-  size_t read(uint8_t* buf, size_t cap);
-  uint32_t crc() const { return ~crc_; }
+  // The block before the initial run-length coding is undone: the inverse BWT.
+  const std::vector<uint8_t>& text() const { return text_; }
+  std::vector<uint8_t> take_text();
 
  private:
   Status fail(const char* why) {
     why_ = why;
     return Status::Corrupt;
   }
-  size_t read_plain(uint8_t* buf, size_t cap);
-  size_t read_randomised(uint8_t* buf, size_t cap);
+  void invert_bwt();
 
-  // tt_[i]: low 8 bits the i-th BWT byte, high 24 bits the link of the inverse BWT.
-  std::vector<uint32_t> tt_;
+  struct Free {
+    void operator()(uint32_t* p) const;
+  };
+  // tt_[0, kTtWords): the BWT vector, then the links of the inverse BWT; LF after it.
+  // On huge pages where the system allows: the inverse BWT visits both in random order.
+  std::unique_ptr<uint32_t[], Free> tt_;
+  std::vector<uint8_t> text_;
   uint32_t nblock_ = 0;
   uint32_t orig_ptr_ = 0;
   bool randomised_ = false;
   uint32_t stored_crc_ = 0;
   uint64_t end_bit_ = 0;
   const char* why_ = "";
+};
 
-  // Output state: position in the BWT cycle, bytes left, the initial-RLE run so far.
-  uint32_t pos_ = 0;
-  uint32_t left_ = 0;
+// Undoes the initial run-length coding of a block's text (4 equal bytes, then a count of
+// further copies), piece by piece, and computes the block CRC on the way.
+class RunExpander {
+ public:
+  RunExpander(const uint8_t* text, size_t size) : p_(text), end_(text + size) {}
+  // Up to cap bytes of output; 0 at the end.
+  size_t read(uint8_t* buf, size_t cap);
+  uint32_t crc() const { return ~crc_; }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
   uint32_t run_ = 0;
   uint8_t last_ = 0;
   uint32_t repeat_ = 0;  // copies of last_ still to write
-  uint32_t crc_ = 0;
-  uint32_t rand_left_ = 0;
-  uint32_t rand_index_ = 0;
+  uint32_t crc_ = ~0u;
 };
 
 }  // namespace gpbzip2

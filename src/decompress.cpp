@@ -84,8 +84,8 @@ struct Task {
   const char* why = "";
   uint64_t end_bit = 0;  // relative to data
   uint32_t stored_crc = 0, crc = 0, block_bytes = 0;
-  std::vector<uint8_t> out;                // all output, unless it was too long to keep
-  std::unique_ptr<BlockDecoder> deferred;  // then this produces it again
+  std::vector<uint8_t> out;   // all output, unless it was too long to keep
+  std::vector<uint8_t> text;  // then the text it is expanded from again
   std::exception_ptr error;
   bool done = false;
 };
@@ -101,25 +101,26 @@ void run_task(Task& t, std::unique_ptr<BlockDecoder>& dec, std::vector<uint8_t>&
   t.end_bit = dec->end_bit();
   t.stored_crc = dec->stored_crc();
   t.block_bytes = dec->block_bytes();
+  RunExpander runs(dec->text().data(), dec->text().size());
   size_t n = 0;
   if (t.keep_output) {
     t.out.resize(std::min<size_t>(kHeldOutput, size_t(t.block_bytes) + 4096));
     for (;;) {
-      n += dec->read(t.out.data() + n, t.out.size() - n);
+      n += runs.read(t.out.data() + n, t.out.size() - n);
       if (n < t.out.size() || t.out.size() == kHeldOutput) break;
       t.out.resize(std::min(kHeldOutput, t.out.size() * 2));
     }
   }
   // Whatever did not fit is only checked here.
   bool more = false;
-  while (dec->read(scratch.data(), scratch.size()) > 0) more = true;
+  while (runs.read(scratch.data(), scratch.size()) > 0) more = true;
+  t.crc = runs.crc();
   if (more && t.keep_output) {
     t.out = {};
-    t.deferred = std::move(dec);
+    t.text = dec->take_text();
   } else {
     t.out.resize(n);
   }
-  t.crc = (t.deferred ? t.deferred.get() : dec.get())->crc();
 }
 
 class DecodePool {
@@ -335,9 +336,9 @@ class Decompressor {
     if (t.block_bytes > uint32_t(100000 * level_)) corrupt_block("block larger than the stream's block size");
     if (t.crc != t.stored_crc) corrupt_block("block CRC mismatch");
 
-    if (t.deferred) {
-      t.deferred->restart_output();
-      while (size_t n = t.deferred->read(scratch_.data(), scratch_.size())) write(scratch_.data(), n);
+    if (!t.text.empty()) {
+      RunExpander runs(t.text.data(), t.text.size());
+      while (size_t n = runs.read(scratch_.data(), scratch_.size())) write(scratch_.data(), n);
     } else {
       write(t.out.data(), t.out.size());
     }
