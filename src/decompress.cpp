@@ -84,6 +84,7 @@ struct Task {
   const char* why = "";
   uint64_t end_bit = 0;  // relative to data
   uint32_t stored_crc = 0, crc = 0, block_bytes = 0;
+  uint64_t out_bytes = 0;
   std::vector<uint8_t> out;   // all output, unless it was too long to keep
   std::vector<uint8_t> text;  // then the text it is expanded from again
   std::exception_ptr error;
@@ -113,7 +114,11 @@ void run_task(Task& t, std::unique_ptr<BlockDecoder>& dec, std::vector<uint8_t>&
   }
   // Whatever did not fit is only checked here.
   bool more = false;
-  while (runs.read(scratch.data(), scratch.size()) > 0) more = true;
+  t.out_bytes = n;
+  while (size_t k = runs.read(scratch.data(), scratch.size())) {
+    more = true;
+    t.out_bytes += k;
+  }
   t.crc = runs.crc();
   if (more && t.keep_output) {
     t.out = {};
@@ -336,7 +341,9 @@ class Decompressor {
     if (t.block_bytes > uint32_t(100000 * level_)) corrupt_block("block larger than the stream's block size");
     if (t.crc != t.stored_crc) corrupt_block("block CRC mismatch");
 
-    if (!t.text.empty()) {
+    if (!out_) {
+      totals_.bytes_out += t.out_bytes;
+    } else if (!t.text.empty()) {
       RunExpander runs(t.text.data(), t.text.size());
       while (size_t n = runs.read(scratch_.data(), scratch_.size())) write(scratch_.data(), n);
     } else {
@@ -350,7 +357,7 @@ class Decompressor {
   }
 
   void write(const uint8_t* p, size_t n) {
-    if (out_) out_->write(p, n);
+    out_->write(p, n);
     totals_.bytes_out += n;
   }
 
