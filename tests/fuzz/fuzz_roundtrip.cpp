@@ -1,5 +1,6 @@
-// Compression round trip: for any data, level and thread count, compress_stream writes
-// exactly the bytes `bzip2 -<level>` writes, and they decode back to the data.
+// Round trip: for any data, level and thread count, compress_stream writes exactly the
+// bytes `bzip2 -<level>` writes, and both libbzip2 and decompress_stream decode them back
+// to the data.
 #include "fuzz_common.h"
 #include "gpbzip2.h"
 
@@ -23,5 +24,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const auto back = fuzz::bzip2_decompress(sink.data);
   fuzz::check(back.ok && back.out == in, "libbzip2 does not decode it back to the input");
+
+  fuzz::ChunkedSource packed(sink.data, uint32_t(size) * 7);
+  gpbzip2::VectorSink unpacked;
+  gpbzip2::DecompressOptions dopts;
+  dopts.threads = 4 - threads;
+  const auto dtotals = gpbzip2::decompress_stream(packed, &unpacked, dopts);
+  fuzz::check(unpacked.data == in, "decompress_stream does not give back the input");
+  fuzz::check(dtotals.streams == 1 && !dtotals.trailing_garbage, "stream count");
+  fuzz::check(dtotals.bytes_in == sink.data.size() && dtotals.bytes_out == in.size(), "decompress totals");
   return 0;
 }
