@@ -1,0 +1,121 @@
+// The rotation sort against a naive sort, on inputs that exercise each path: plain
+// suffix sorting, the repeated-suffix fix-up, prefix doubling and periodic blocks.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+
+#include "bwt.h"
+
+namespace {
+
+bool rotation_less(const std::vector<uint8_t>& t, int32_t a, int32_t b) {
+  const int32_t n = int32_t(t.size());
+  for (int32_t k = 0; k < n; k++) {
+    uint8_t x = t[size_t((a + k) % n)], y = t[size_t((b + k) % n)];
+    if (x != y) return x < y;
+  }
+  return false;
+}
+
+std::vector<int32_t> naive_order(const std::vector<uint8_t>& t) {
+  std::vector<int32_t> sa(t.size());
+  std::iota(sa.begin(), sa.end(), 0);
+  std::stable_sort(sa.begin(), sa.end(), [&](int32_t a, int32_t b) { return rotation_less(t, a, b); });
+  return sa;
+}
+
+// Last column and origPtr for a block whose rotations are all distinct.
+void require_matches_naive(const std::vector<uint8_t>& t) {
+  auto sa = naive_order(t);
+  gpbzip2::BwtWorkspace ws;
+  gpbzip2::BwtResult got;
+  gpbzip2::bwt_forward(t.data(), int32_t(t.size()), ws, got);
+  const int32_t n = int32_t(t.size());
+  std::vector<uint8_t> last(t.size());
+  uint32_t orig = 0;
+  for (int32_t i = 0; i < n; i++) {
+    last[size_t(i)] = t[size_t((sa[size_t(i)] + n - 1) % n)];
+    if (sa[size_t(i)] == 0) orig = uint32_t(i);
+  }
+  REQUIRE(got.last == last);
+  REQUIRE(got.orig_ptr == orig);
+}
+
+std::vector<uint8_t> random_bytes(std::mt19937& rng, size_t n, int alphabet) {
+  std::vector<uint8_t> v(n);
+  for (auto& b : v) b = uint8_t('a' + rng() % unsigned(alphabet));
+  return v;
+}
+
+bool is_periodic(const std::vector<uint8_t>& t) {
+  const size_t n = t.size();
+  for (size_t p = 1; p < n; p++)
+    if (n % p == 0 && std::equal(t.begin() + long(p), t.end(), t.begin())) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("BWT of small random blocks equals a naive rotation sort", "[bwt]") {
+  std::mt19937 rng(42);
+  for (int alphabet : {1, 2, 3, 4, 26})
+    for (size_t n = 1; n <= 200; n += (n < 20 ? 1 : 13)) {
+      auto t = random_bytes(rng, n, alphabet);
+      if (is_periodic(t)) continue;
+      INFO("alphabet " << alphabet << " n " << n);
+      require_matches_naive(t);
+    }
+}
+
+TEST_CASE("BWT when the block's end repeats earlier text", "[bwt]") {
+  std::mt19937 rng(7);
+  // Repeats shorter and longer than the fix-up limit (2048): the long ones take the
+  // prefix-doubling path.
+  for (size_t repeat : {5, 300, 2047, 2049, 3000}) {
+    auto x = random_bytes(rng, repeat, 2);
+    auto y = random_bytes(rng, 500, 3);
+    std::vector<uint8_t> t = x;
+    t.insert(t.end(), y.begin(), y.end());
+    t.insert(t.end(), x.begin(), x.end());
+    INFO("repeat " << repeat);
+    require_matches_naive(t);
+  }
+  // A long run at the end: after run-length encoding this is how a run-heavy block ends.
+  std::vector<uint8_t> t = random_bytes(rng, 1000, 4);
+  for (int i = 0; i < 1000; i++) t.insert(t.end(), {0, 0, 0, 0, 251});
+  require_matches_naive(t);
+}
+
+TEST_CASE("prefix doubling and bzip2's fallback order are correct sorts", "[bwt]") {
+  std::mt19937 rng(3);
+  for (size_t n : {1, 2, 17, 64, 999}) {
+    auto t = random_bytes(rng, n, 2);
+    if (is_periodic(t)) continue;
+    auto want = naive_order(t);
+    std::vector<int32_t> sa(n), aux;
+    gpbzip2::sort_rotations_doubling(t.data(), int32_t(n), sa.data(), aux);
+    REQUIRE(sa == want);
+    gpbzip2::sort_rotations_bzip2_fallback(t.data(), int32_t(n), sa.data(), aux);
+    REQUIRE(sa == want);
+  }
+}
+
+TEST_CASE("periodic blocks: equal rotations stay together, last column as naive", "[bwt]") {
+  for (std::string w : {"ab", "bca", "xyxyxyxz", "aab"}) {
+    std::vector<uint8_t> t;
+    for (int i = 0; i < 500; i++) t.insert(t.end(), w.begin(), w.end());
+    auto sa = naive_order(t);
+    gpbzip2::BwtWorkspace ws;
+    gpbzip2::BwtResult got;
+    gpbzip2::bwt_forward(t.data(), int32_t(t.size()), ws, got);
+    const size_t n = t.size();
+    for (size_t i = 0; i < n; i++) REQUIRE(got.last[i] == t[(size_t(sa[i]) + n - 1) % n]);
+    // origPtr lands inside the run of rotations equal to rotation 0.
+    REQUIRE(got.orig_ptr < n);
+    REQUIRE(!rotation_less(t, sa[got.orig_ptr], 0));
+    REQUIRE(!rotation_less(t, 0, sa[got.orig_ptr]));
+  }
+}

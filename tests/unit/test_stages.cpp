@@ -1,0 +1,169 @@
+// Unit tests of the small stages: CRC, bit packing, Huffman code construction, and the
+// block reader's run-length encoding and block cutting.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "bit_writer.h"
+#include "block_reader.h"
+#include "crc32.h"
+#include "format.h"
+#include "generators.h"
+#include "huffman.h"
+
+extern "C" void BZ2_hbMakeCodeLengths(unsigned char* len, int* freq, int alpha, int max_len);
+
+TEST_CASE("CRC is CRC-32/BZIP2", "[crc]") {
+  const char* check = "123456789";
+  uint32_t crc = ~gpbzip2::crc32_update(0xffffffffu, reinterpret_cast<const uint8_t*>(check), 9);
+  REQUIRE(crc == 0xFC891918u);
+  // Slicing by 8 and byte at a time agree at every length and alignment.
+  auto data = gpbzip2::corpus::generate("random", 100, 1);
+  for (size_t len = 0; len <= 40; len++) {
+    uint32_t a = gpbzip2::crc32_update(0xffffffffu, data.data() + 3, len), b = 0xffffffffu;
+    for (size_t i = 0; i < len; i++) b = gpbzip2::crc32_byte(b, data[3 + i]);
+    REQUIRE(a == b);
+  }
+}
+
+TEST_CASE("BitWriter packs MSB first and appends at any bit offset", "[bits]") {
+  gpbzip2::BitWriter w;
+  w.put(3, 0b101);
+  w.put(5, 0b10011);
+  w.put(12, 0xABC);
+  REQUIRE(w.bit_count() == 20);
+  auto bytes = w.finish();
+  REQUIRE(bytes == std::vector<uint8_t>{0b10110011, 0xAB, 0xC0});
+
+  std::vector<uint8_t> src = {0xDE, 0xAD, 0xBE, 0xEF, 0x55};
+  for (int offset = 0; offset < 8; offset++)
+    for (uint64_t nbits : {0, 1, 7, 8, 31, 32, 33, 39}) {
+      gpbzip2::BitWriter a, b;
+      a.put(offset, 0);
+      b.put(offset, 0);
+      a.append(src.data(), nbits);
+      for (uint64_t i = 0; i < nbits; i++) b.put(1, (src[i / 8] >> (7 - i % 8)) & 1);
+      REQUIRE(a.bit_count() == b.bit_count());
+      REQUIRE(a.finish() == b.finish());
+    }
+}
+
+TEST_CASE("Huffman code lengths equal libbzip2's", "[huffman]") {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 500; trial++) {
+    int alpha = 3 + int(rng() % 256);
+    int freq[gpbzip2::format::kMaxAlphaSize];
+    for (int i = 0; i < alpha; i++) {
+      switch (trial % 4) {
+        case 0: freq[i] = int(rng() % 1000); break;
+        case 1: freq[i] = (rng() % 4) ? 0 : int(rng() % 50); break;
+        case 2: freq[i] = i < 30 ? (1 << (i % 20)) : 1; break;  // forces the length limit
+        default: freq[i] = int(rng() % 3400); break;  // totals stay within a block
+      }
+    }
+    unsigned char ref[gpbzip2::format::kMaxAlphaSize];
+    uint8_t ours[gpbzip2::format::kMaxAlphaSize];
+    BZ2_hbMakeCodeLengths(ref, freq, alpha, 17);
+    gpbzip2::make_code_lengths(ours, freq, alpha, 17);
+    INFO("trial " << trial);
+    REQUIRE(std::equal(ours, ours + alpha, ref));
+    // Canonical codes are prefix-free and complete.
+    uint32_t code[gpbzip2::format::kMaxAlphaSize];
+    gpbzip2::assign_codes(code, ours, alpha);
+    double kraft = 0;
+    for (int i = 0; i < alpha; i++) kraft += 1.0 / double(1u << ours[i]);
+    REQUIRE(kraft == Approx(1.0));
+    bool prefix_free = true;
+    for (int i = 0; i < alpha; i++)
+      for (int j = i + 1; j < alpha; j++) {
+        int l = std::min(ours[i], ours[j]);
+        prefix_free &= (code[i] >> (ours[i] - l)) != (code[j] >> (ours[j] - l));
+      }
+    REQUIRE(prefix_free);
+  }
+}
+
+namespace {
+
+// bzip2's first run-length encoding, one byte at a time: the model the reader must equal.
+struct ReferenceBlock {
+  std::vector<uint8_t> data;
+  uint32_t crc;
+};
+std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int level) {
+  const size_t limit = size_t(gpbzip2::format::block_limit(level));
+  std::vector<ReferenceBlock> blocks(1, {{}, 0xffffffffu});
+  int ch = -1, len = 0;
+  auto flush = [&] {
+    auto& b = blocks.back();
+    for (int i = 0; i < std::min(len, 4); i++) b.data.push_back(uint8_t(ch));
+    if (len >= 4) b.data.push_back(uint8_t(len - 4));
+    for (int i = 0; i < len; i++) b.crc = gpbzip2::crc32_byte(b.crc, uint8_t(ch));
+  };
+  for (uint8_t c : in) {
+    if (c == ch && len < 255) {
+      len++;
+      continue;
+    }
+    if (len > 0) flush();
+    if (blocks.back().data.size() >= limit) blocks.push_back({{}, 0xffffffffu});
+    ch = c;
+    len = 1;
+  }
+  if (len > 0) flush();
+  if (blocks.back().data.empty()) blocks.pop_back();
+  for (auto& b : blocks) b.crc = ~b.crc;
+  return blocks;
+}
+
+// Hands out input in small uneven pieces so that runs straddle every read boundary.
+class TrickleSource final : public gpbzip2::Source {
+ public:
+  explicit TrickleSource(const std::vector<uint8_t>& d) : d_(d) {}
+  size_t read(uint8_t* buf, size_t n) override {
+    size_t k = std::min({n, d_.size() - pos_, size_t(1 + rng_() % 700)});
+    std::copy_n(d_.data() + pos_, k, buf);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  const std::vector<uint8_t>& d_;
+  size_t pos_ = 0;
+  std::mt19937 rng_{5};
+};
+
+}  // namespace
+
+TEST_CASE("block reader cuts and run-length encodes as bzip2 does", "[reader]") {
+  std::vector<std::vector<uint8_t>> inputs = {
+      {},
+      {7},
+      std::vector<uint8_t>(255, 'a'),
+      std::vector<uint8_t>(256, 'a'),
+      std::vector<uint8_t>(100000 * 2 + 3, 'q'),
+      gpbzip2::corpus::generate("runs", 350000, 2),
+      gpbzip2::corpus::generate("text", 250000, 3),
+      gpbzip2::corpus::generate("random", size_t(gpbzip2::format::block_limit(1)), 4),
+  };
+  for (size_t k = 0; k < inputs.size(); k++) {
+    const auto& in = inputs[k];
+    auto want = reference_blocks(in, 1);
+    TrickleSource src(in);
+    gpbzip2::BlockReader reader(src, 1);
+    gpbzip2::RawBlock b;
+    size_t count = 0;
+    uint64_t total = 0;
+    while (reader.next(b)) {
+      INFO("input " << k << " block " << count);
+      REQUIRE(count < want.size());
+      REQUIRE(b.index == count);
+      REQUIRE(b.data == want[count].data);
+      REQUIRE(b.crc == want[count].crc);
+      total += b.input_bytes;
+      count++;
+    }
+    REQUIRE(count == want.size());
+    REQUIRE(total == in.size());
+  }
+}
