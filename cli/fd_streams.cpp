@@ -1,0 +1,42 @@
+#include "fd_streams.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+#include "error.h"
+
+namespace gpbzip2::cli {
+
+size_t InputFd::read(uint8_t* buf, size_t n) {
+  if (!pending_.empty()) {
+    const size_t k = std::min(n, pending_.size());
+    std::memcpy(buf, pending_.data(), k);
+    pending_.erase(pending_.begin(), pending_.begin() + ptrdiff_t(k));
+    return k;
+  }
+  for (;;) {
+    const ssize_t r = ::read(fd_, buf, n);
+    if (r >= 0) return size_t(r);
+    if (errno == EINTR) continue;
+    errno_ = errno;
+    throw Error(ErrorKind::Io, std::string("read error: ") + std::strerror(errno_));
+  }
+}
+
+void OutputFd::write(const uint8_t* buf, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd_, buf, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      errno_ = errno;
+      throw Error(ErrorKind::Io, std::string("write error: ") + std::strerror(errno_));
+    }
+    buf += w;
+    n -= size_t(w);
+  }
+}
+
+}  // namespace gpbzip2::cli

@@ -1,0 +1,37 @@
+// The program's ends of the library's Source and Sink: file descriptors that remember the
+// errno of a failure, so that messages can name it as bzip2 does (perror style) and a
+// closed pipe can be told from a full disk.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "io.h"
+
+namespace gpbzip2::cli {
+
+class InputFd final : public Source {
+ public:
+  explicit InputFd(int fd) : fd_(fd) {}
+  // Bytes read ahead (to look at the magic) are given out again first.
+  void unread(const uint8_t* buf, size_t n) { pending_.insert(pending_.begin(), buf, buf + n); }
+  size_t read(uint8_t* buf, size_t n) override;
+  int error() const { return errno_; }
+
+ private:
+  int fd_;
+  int errno_ = 0;
+  std::vector<uint8_t> pending_;
+};
+
+class OutputFd final : public Sink {
+ public:
+  explicit OutputFd(int fd) : fd_(fd) {}
+  void write(const uint8_t* buf, size_t n) override;
+  int error() const { return errno_; }
+
+ private:
+  int fd_;
+  int errno_ = 0;
+};
+
+}  // namespace gpbzip2::cli
