@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Decompression benchmark: silesia-7 (dickens mr nci ooffice osdb reymont xml, in that
+# order) compressed by `bzip2 -9` and by lbzip2, decompressed by gpbzip2 at 1 and 2
+# threads, bzip2, and lbzip2 -n1/-n2. Prints MB/s of output, peak memory, and speed
+# ratios to lbzip2 at the same thread count and to bzip2. Best of REPEAT runs.
+#
+#   bench/bench_decompress.sh [DECODER]
+#
+# DECODER: a program that decompresses stdin to stdout and takes -n THREADS; default
+# build/bench/decompress_tool. Set it to "path/to/gpbzip2 -d" once the CLI has -d -n.
+# Environment: CORPUS (default ../shared/corpus/silesia), WORK (where the inputs are
+# kept between runs; default /tmp/gpbzip2-bench-dec), REPEAT (default 3).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+decoder=${1:-$root/build/bench/decompress_tool}
+corpus=${CORPUS:-$root/../shared/corpus/silesia}
+work=${WORK:-/tmp/gpbzip2-bench-dec}
+repeat=${REPEAT:-3}
+
+for tool in bzip2 lbzip2 /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "bench_decompress: $tool not found" >&2; exit 1; }
+done
+read -r -a decoder_cmd <<<"$decoder"
+command -v "${decoder_cmd[0]}" >/dev/null || { echo "bench_decompress: decoder ${decoder_cmd[0]} not found" >&2; exit 1; }
+
+mkdir -p "$work"
+plain=$work/silesia-7
+if [[ ! -s $plain ]]; then
+  for f in dickens mr nci ooffice osdb reymont xml; do
+    [[ -f $corpus/$f ]] || { echo "bench_decompress: $corpus/$f not found" >&2; exit 1; }
+  done
+  (cd "$corpus" && cat dickens mr nci ooffice osdb reymont xml) >"$plain.tmp"
+  mv "$plain.tmp" "$plain"
+fi
+[[ -s $plain.bzip2-9.bz2 ]] || { bzip2 -9 -c <"$plain" >"$plain.tmp" && mv "$plain.tmp" "$plain.bzip2-9.bz2"; }
+[[ -s $plain.lbzip2.bz2 ]] || { lbzip2 -9 -n2 -c <"$plain" >"$plain.tmp" && mv "$plain.tmp" "$plain.lbzip2.bz2"; }
+size=$(stat -c %s "$plain")
+sum=$(md5sum <"$plain" | cut -d' ' -f1)
+
+# best_of LABEL COMMAND...: runs COMMAND (stdin: $input) REPEAT times; sets secs and kb.
+best_of() {
+  shift
+  secs="" kb=0
+  for ((r = 0; r < repeat; r++)); do
+    /usr/bin/time -f "%e %M" -o "$work/time" "$@" <"$input" >/dev/null
+    read -r s k <"$work/time"
+    if [[ -z $secs ]] || awk "BEGIN{exit !($s < $secs)}"; then secs=$s; fi
+    ((k > kb)) && kb=$k
+  done
+}
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "input: silesia-7, $size bytes; best of $repeat runs"
+for kind in bzip2-9 lbzip2; do
+  input=$plain.$kind.bz2
+  echo
+  echo "== made by $kind ($(stat -c %s "$input") bytes)"
+  got=$("${decoder_cmd[@]}" -n 2 <"$input" | md5sum | cut -d' ' -f1)
+  [[ $got == "$sum" ]] || { echo "bench_decompress: gpbzip2 output differs" >&2; exit 1; }
+  declare -A rate=() mem=()
+  best_of bzip2 bzip2 -d -c;               rate[bzip2]=$secs; mem[bzip2]=$kb
+  for n in 1 2; do
+    best_of lbzip2 lbzip2 -d -c -n$n;      rate[lbzip2-$n]=$secs; mem[lbzip2-$n]=$kb
+    best_of gpbzip2 "${decoder_cmd[@]}" -n $n; rate[gpbzip2-$n]=$secs; mem[gpbzip2-$n]=$kb
+  done
+  printf '%-12s %8s %9s %10s %12s %10s\n' decoder seconds MB/s "peak KB" "vs lbzip2" "vs bzip2"
+  for name in bzip2 lbzip2-1 lbzip2-2 gpbzip2-1 gpbzip2-2; do
+    s=${rate[$name]}
+    n=${name##*-}; [[ $name == bzip2 ]] && n=1
+    awk -v name="$name" -v s="$s" -v kb="${mem[$name]}" -v size="$size" \
+        -v lb="${rate[lbzip2-$n]}" -v bz="${rate[bzip2]}" \
+      'BEGIN { printf "%-12s %8.2f %9.1f %10d %11.2fx %9.2fx\n", name, s, size / 1e6 / s, kb, lb / s, bz / s }'
+  done
+done
