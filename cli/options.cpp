@@ -169,7 +169,7 @@ void apply(Model& m, const CLI::Option* o, Options& opts) {
   if (o == m.best) opts.level = 9;
   if (o == m.progress) opts.progress = true;
   if (o == m.rep_best || o == m.rep_fast)
-    say("%s is redundant in versions 0.9.5 and above", o->get_name().c_str());
+    say("--%s is redundant in versions 0.9.5 and above", o->get_lnames().front().c_str());
   for (int i = 1; i <= 9; i++)
     if (o == m.level[i]) opts.level = i;
 }
