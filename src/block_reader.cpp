@@ -1,87 +1,123 @@
 #include "block_reader.h"
 
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
 #include "crc32.h"
 #include "format.h"
 
 namespace gpbzip2 {
+namespace {
+
+// Every run is seen whole: a run is at most 255 bytes plus the byte that ends it.
+constexpr size_t kLookahead = 260;
+constexpr size_t kBufferSize = size_t(1) << 20;
+
+// First position in [p, e) where four equal bytes start, or e. Reads up to 3 bytes past
+// e, which the caller guarantees are there.
+const uint8_t* find_run4(const uint8_t* p, const uint8_t* e) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    for (; p + 8 <= e; p += 6) {
+      uint64_t a, b;
+      std::memcpy(&a, p, 8);
+      std::memcpy(&b, p + 1, 8);
+      uint64_t x = a ^ b;                              // zero byte k: p[k] == p[k+1]
+      uint64_t eq = ~(((x & ~kHigh) + ~kHigh) | x) & kHigh;  // exact per-byte zero test
+      uint64_t run = eq & (eq >> 8) & (eq >> 16);      // bytes k..k+3 equal, k < 6
+      if (run) return p + (std::countr_zero(run) >> 3);
+    }
+  }
+  for (; p < e; p++)
+    if (p[0] == p[1] && p[1] == p[2] && p[2] == p[3]) return p;
+  return e;
+}
+
+}  // namespace
 
 BlockReader::BlockReader(Source& src, int level)
-    : src_(src), limit_(format::block_limit(level)), buf_(1 << 20) {}
+    : src_(src), limit_(format::block_limit(level)), buf_(kBufferSize) {}
 
-bool BlockReader::refill() {
-  if (eof_) return false;
+void BlockReader::fill_lookahead() {
+  if (eof_ || end_ - pos_ > kLookahead) return;
+  std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+  end_ -= pos_;
   pos_ = 0;
-  end_ = src_.read(buf_.data(), buf_.size());
-  total_in_ += end_;
-  if (end_ == 0) eof_ = true;
-  return end_ > 0;
-}
-
-static inline uint8_t* put_run(uint8_t* w, uint8_t ch, int len) {
-  w[0] = ch;
-  if (len >= 2) w[1] = ch;
-  if (len >= 3) w[2] = ch;
-  if (len >= 4) {
-    w[3] = ch;
-    w[4] = uint8_t(len - 4);
-    return w + 5;
+  while (!eof_ && end_ <= kLookahead) {
+    size_t got = src_.read(buf_.data() + end_, buf_.size() - end_);
+    eof_ = got == 0;
+    end_ += got;
   }
-  return w + len;
 }
 
-// A block's original bytes are contiguous in the input, so its CRC is taken over input
-// slices as they are consumed rather than byte by byte inside the run loop.
+// Runs of 1 to 3 bytes are copied as they are, so the block is the input copied in bulk
+// between runs of four or more. bzip2 closes a block when a run written fills it; the
+// byte that ended that run starts the next block.
 bool BlockReader::next(RawBlock& out) {
   out.data.resize(size_t(limit_) + 8);
   uint8_t* const base = out.data.data();
-  uint8_t* w = base;
   uint8_t* const full = base + limit_;
-  uint32_t crc = 0xffffffffu;
-  uint64_t in_bytes = 0;
-  // Every block starts with no run pending: the byte that closed the previous block
-  // was left unconsumed and starts this block's first run.
-  int ch = -1, len = 0;
-  bool cut = false;
-  while (!cut) {
-    if (pos_ == end_ && !refill()) break;
-    const uint8_t* p = buf_.data() + pos_;
-    const uint8_t* const e = buf_.data() + end_;
-    const uint8_t* const seg = p;
-    while (p < e) {
-      uint8_t b = *p;
-      if (b == ch && len < 255) {
-        len++;
-        p++;
-        continue;
-      }
-      if (len > 0) {
-        w = put_run(w, uint8_t(ch), len);
-        if (w >= full) {
-          // bzip2 closes the block as soon as a written run fills it; byte b starts
-          // the next block's first run.
-          cut = true;
-          len = 0;
-          break;
-        }
-      }
-      ch = b;
-      len = 1;
-      p++;
+  uint8_t* w = base;
+  uint64_t consumed = 0;
+  for (;;) {
+    fill_lookahead();
+    if (pos_ == end_) break;
+    const uint8_t* const buf = buf_.data();
+    const uint8_t* p = buf + pos_;
+    const uint8_t* const e = buf + end_;
+    // Beyond `scan_end` a run could continue past the buffer; wait for more input.
+    const uint8_t* scan_end = eof_ ? (e - p >= 3 ? e - 3 : p) : e - kLookahead;
+    const uint8_t* run = find_run4(p, scan_end);
+    if (run == scan_end && eof_) run = e;
+    size_t literal = size_t(run - p), room = size_t(full - w);
+    if (literal >= room) {
+      // The block fills inside the literal stretch: at the end of the short run that
+      // crosses the limit.
+      const uint8_t* cut = p + room;
+      while (cut < e && cut[0] == cut[-1]) cut++;
+      std::memcpy(w, p, size_t(cut - p));
+      w += cut - p;
+      consumed += uint64_t(cut - p);
+      pos_ = size_t(cut - buf);
+      break;
     }
-    crc = crc32_update(crc, seg, size_t(p - seg));
-    in_bytes += uint64_t(p - seg);
-    pos_ = size_t(p - buf_.data());
-  }
-  if (!cut && len > 0) {  // end of input: the pending run closes the last block
-    w = put_run(w, uint8_t(ch), len);
-    len = 0;
+    std::memcpy(w, p, literal);
+    w += literal;
+    p = run;
+    if (run < scan_end) {
+      const uint8_t* q = run + 4;
+      while (q < e && *q == *run && q - run < 255) q++;
+      std::memset(w, *run, 4);
+      w[4] = uint8_t(q - run - 4);
+      w += 5;
+      p = q;
+    }
+    consumed += uint64_t(p - (buf + pos_));
+    pos_ = size_t(p - buf);
+    if (w >= full) break;
   }
   if (w == base) return false;
   out.data.resize(size_t(w - base));
-  out.crc = ~crc;
   out.index = next_index_++;
-  out.input_bytes = in_bytes;
+  out.input_bytes = consumed;
+  consumed_ += consumed;
   return true;
+}
+
+uint32_t block_crc(const uint8_t* rle, size_t n) {
+  uint32_t crc = 0xffffffffu;
+  const uint8_t* p = rle;
+  const uint8_t* const e = rle + n;
+  while (e - p >= 4) {
+    const uint8_t* run = find_run4(p, e - 3);
+    if (run == e - 3) break;
+    // Four equal bytes are always followed by a count of further copies.
+    crc = crc32_update(crc, p, size_t(run + 4 - p));
+    for (int k = run + 4 < e ? run[4] : 0; k > 0; k--) crc = crc32_byte(crc, run[0]);
+    p = std::min(run + 5, e);
+  }
+  return ~crc32_update(crc, p, size_t(e - p));
 }
 
 }  // namespace gpbzip2

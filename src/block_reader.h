@@ -11,7 +11,6 @@ namespace gpbzip2 {
 struct RawBlock {
   uint64_t index = 0;
   std::vector<uint8_t> data;  // run-length encoded bytes: what the BWT sorts
-  uint32_t crc = 0;           // CRC of the original bytes of this block
   uint64_t input_bytes = 0;   // original bytes in this block
 };
 
@@ -20,10 +19,11 @@ class BlockReader {
   BlockReader(Source& src, int level);
   // Fills `out` with the next block; returns false when the input is exhausted.
   bool next(RawBlock& out);
-  uint64_t bytes_read() const { return total_in_; }
+  // Input bytes consumed into blocks so far.
+  uint64_t bytes_read() const { return consumed_; }
 
  private:
-  bool refill();
+  void fill_lookahead();
 
   Source& src_;
   int32_t limit_;
@@ -31,7 +31,11 @@ class BlockReader {
   size_t pos_ = 0, end_ = 0;
   bool eof_ = false;
   uint64_t next_index_ = 0;
-  uint64_t total_in_ = 0;
+  uint64_t consumed_ = 0;
 };
+
+// CRC of the original bytes a run-length encoded block stands for. The reader leaves it
+// to the stations so that one thread can feed many.
+uint32_t block_crc(const uint8_t* rle, size_t n);
 
 }  // namespace gpbzip2

@@ -6,14 +6,15 @@ CodedBlock BlockCompressor::compress(Job& job) {
   const RawBlock& raw = job.raw;
   if (!job.sorted) bwt_forward(raw.data.data(), int32_t(raw.data.size()), bwt, sorted);
   const BwtResult& s = job.sorted ? *job.sorted : sorted;
+  const uint32_t crc = block_crc(raw.data.data(), raw.data.size());
   BitWriter bw;
   bw.reserve(raw.data.size() / 2);
-  encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr, raw.crc, enc, bw);
+  encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr, crc, enc, bw);
   CodedBlock out;
   out.index = raw.index;
   out.nbits = bw.bit_count();
   out.bits = std::move(bw.finish());
-  out.crc = raw.crc;
+  out.crc = crc;
   out.input_bytes = raw.input_bytes;
   return out;
 }
