@@ -6,6 +6,7 @@
 #include "cpu_station.h"
 #include "format.h"
 #include "gpbzip2.h"
+#include "gpu.h"
 #include "stream_writer.h"
 
 namespace gpbzip2 {
@@ -16,7 +17,12 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
     throw Error(ErrorKind::Internal, "compression level out of range");
   const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
-  WorkQueue queue(size_t(2 * threads + 2));
+  // The GPU stations raise the in-flight bound by their batch capacity as they join.
+  WorkQueue queue(size_t(2 * threads + 2), threads);
+  // GpuMode::On must fail before any output; Auto starts the GPUs once the input is
+  // longer than one block, so small inputs never wait for a GPU to open.
+  std::vector<std::thread> gpu_stations;
+  if (opts.gpu == GpuMode::On) gpu_stations = start_gpu_stations(queue, opts);
   StreamWriter writer(out, opts.level);
   StreamTotals totals;
 
@@ -43,12 +49,13 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
       Job job;
       if (!reader.next(job.raw)) break;
       if (!queue.push_raw(std::move(job))) break;
-      blocks++;
+      if (++blocks == 2 && opts.gpu == GpuMode::Auto) gpu_stations = start_gpu_stations(queue, opts);
     }
   } catch (...) {
     queue.abort(std::current_exception());
   }
   queue.close_input(blocks);
+  for (auto& t : gpu_stations) t.join();
   for (auto& t : stations) t.join();
   write_thread.join();
   if (auto err = queue.error()) std::rethrow_exception(err);

@@ -1,11 +1,17 @@
-// What the program may ask about GPUs. A CPU-only build (no nvcc) links gpu_none.cpp
-// and reports none; a CUDA build gets these from kernels/.
+// What the program may ask about GPUs, and the GPU stations of the compression pipeline.
+// A CPU-only build (no nvcc) links gpu_none.cpp and reports none; a CUDA build gets these
+// from kernels/.
 #pragma once
 #include <cstddef>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "gpbzip2.h"
+
 namespace gpbzip2 {
+
+class WorkQueue;
 
 struct GpuDevice {
   int index = 0;
@@ -16,5 +22,15 @@ struct GpuDevice {
 bool built_with_cuda();
 // Usable devices (CUDA_VISIBLE_DEVICES respected); empty when none or no driver.
 std::vector<GpuDevice> list_gpus();
+
+// Starts the GPU stations for one compression: one per usable device, each taking
+// batches of raw blocks from `queue` and handing them back sorted. The returned threads
+// end once the queue has no raw work left for them; join them before the queue dies.
+// GpuMode::Off starts none and touches no GPU. GpuMode::On opens the devices before it
+// returns and throws Error(ErrorKind::Io, "no usable GPU ...") when none opens;
+// GpuMode::Auto opens them in the background and quietly uses none if there is none.
+// A GPU that fails later only costs speed: its work goes back to the CPU stations and
+// opts.notice gets one line.
+std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOptions& opts);
 
 }  // namespace gpbzip2

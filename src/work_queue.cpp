@@ -1,12 +1,25 @@
 #include "work_queue.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace gpbzip2 {
+namespace {
+
+// Weight of a new timing in the running estimates: recent batches count most.
+constexpr double kLearn = 0.3;
+
+double blend(double old, double sample) { return old > 0 ? old + kLearn * (sample - old) : sample; }
+
+}  // namespace
 
 bool WorkQueue::push_raw(Job job) {
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return error_ || in_flight_ < max_in_flight_; });
   if (error_) return false;
   in_flight_++;
+  raw_bytes_ += job.raw.data.size();
   raw_.push_back(std::move(job));
   cv_.notify_all();
   return true;
@@ -19,41 +32,126 @@ void WorkQueue::close_input(uint64_t total_blocks) {
   cv_.notify_all();
 }
 
+double WorkQueue::gpu_bytes_per_sec() const {
+  double rate = 0;
+  for (const GpuStation& g : gpus_)
+    if (g.active)
+      rate += g.sec_per_byte > 0 ? 1 / g.sec_per_byte : std::numeric_limits<double>::infinity();
+  return rate;
+}
+
+// A CPU thread sorts a raw block itself only when the GPUs could not clear the raw queue
+// before it would finish that block: a CPU BWT costs far more CPU time than the coding
+// of a GPU-sorted block.
+bool WorkQueue::cpu_may_take_raw() const {
+  if (raw_.empty()) return false;
+  if (gpus_active_ == 0) return true;
+  double gpu_time = double(raw_bytes_) / gpu_bytes_per_sec();
+  return gpu_time > double(raw_.front().raw.data.size()) * cpu_sec_per_byte_;
+}
+
 std::optional<Job> WorkQueue::pop_for_cpu() {
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] {
-    return error_ || !sorted_.empty() || !raw_.empty() || (input_closed_ && at_gpu_ == 0);
+    return error_ || !sorted_.empty() || cpu_may_take_raw() ||
+           (input_closed_ && at_gpu_ == 0 && raw_.empty());
   });
   if (error_) return std::nullopt;
-  auto& lane = !sorted_.empty() ? sorted_ : raw_;
-  if (lane.empty()) return std::nullopt;
-  Job job = std::move(lane.front());
-  lane.pop_front();
+  if (!sorted_.empty()) {
+    Job job = std::move(sorted_.front());
+    sorted_.pop_front();
+    return job;
+  }
+  if (raw_.empty()) return std::nullopt;
+  Job job = std::move(raw_.front());
+  raw_.pop_front();
+  raw_bytes_ -= job.raw.data.size();
+  cpu_raw_started_[job.raw.index] = {Clock::now(), job.raw.data.size()};
   return job;
 }
 
-std::vector<Job> WorkQueue::pop_raw_batch(size_t max) {
+int WorkQueue::add_gpu_station(size_t batch_capacity) {
+  std::lock_guard lk(mu_);
+  gpus_.push_back({});
+  gpus_active_++;
+  max_in_flight_ += batch_capacity;
+  cv_.notify_all();
+  return int(gpus_.size() - 1);
+}
+
+void WorkQueue::remove_gpu_station(int id) {
+  std::lock_guard lk(mu_);
+  if (!gpus_[size_t(id)].active) return;
+  gpus_[size_t(id)].active = false;
+  gpus_active_--;
+  cv_.notify_all();
+}
+
+// How many of the remaining raw blocks station `id` should take once the input is
+// closed: the split that finishes soonest, with the CPUs sorting the rest in waves of
+// one block per thread. An untimed station takes what it can.
+size_t WorkQueue::gpu_share(int id, size_t max) const {
+  size_t avail = std::min(max, raw_.size());
+  double spb = gpus_[size_t(id)].sec_per_byte;
+  if (!input_closed_ || spb <= 0 || avail == 0) return avail;
+  double block = double(raw_bytes_) / double(raw_.size());
+  size_t best = avail;
+  double best_time = std::numeric_limits<double>::infinity();
+  for (size_t k = avail + 1; k-- > 0;) {
+    size_t waves = (raw_.size() - k + size_t(cpu_stations_) - 1) / size_t(cpu_stations_);
+    double t = std::max(double(k) * block * spb, double(waves) * block * cpu_sec_per_byte_);
+    if (t < best_time) {
+      best_time = t;
+      best = k;
+    }
+  }
+  return best;
+}
+
+std::vector<Job> WorkQueue::pop_raw_batch(int id, size_t max) {
   std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] { return error_ || !raw_.empty() || input_closed_; });
+  // A full batch, or whatever there is once no more can come (end of input, or the
+  // reader held back by the in-flight bound).
+  cv_.wait(lk, [&] {
+    return error_ || input_closed_ ||
+           (!raw_.empty() && (raw_.size() >= max || in_flight_ >= max_in_flight_));
+  });
   std::vector<Job> batch;
-  while (!error_ && !raw_.empty() && batch.size() < max) {
+  if (error_) return batch;
+  size_t take = gpu_share(id, max);
+  while (batch.size() < take) {
+    raw_bytes_ -= raw_.front().raw.data.size();
     batch.push_back(std::move(raw_.front()));
     raw_.pop_front();
   }
   at_gpu_ += batch.size();
+  if (batch.empty()) cv_.notify_all();  // the CPUs may now be the only takers
   return batch;
 }
 
-void WorkQueue::return_from_gpu(std::vector<Job> jobs) {
+void WorkQueue::return_from_gpu(int id, std::vector<Job> jobs, double seconds) {
   std::lock_guard lk(mu_);
   at_gpu_ -= jobs.size();
-  for (auto& j : jobs) (j.sorted ? sorted_ : raw_).push_back(std::move(j));
+  size_t bytes = 0;
+  for (auto& j : jobs) {
+    bytes += j.raw.data.size();
+    if (!j.sorted) raw_bytes_ += j.raw.data.size();
+    (j.sorted ? sorted_ : raw_).push_back(std::move(j));
+  }
+  GpuStation& g = gpus_[size_t(id)];
+  if (seconds > 0 && bytes > 0) g.sec_per_byte = blend(g.sec_per_byte, seconds / double(bytes));
   cv_.notify_all();
 }
 
 void WorkQueue::deliver(CodedBlock block) {
   std::lock_guard lk(mu_);
   uint64_t index = block.index;
+  if (auto it = cpu_raw_started_.find(index); it != cpu_raw_started_.end()) {
+    double seconds = std::chrono::duration<double>(Clock::now() - it->second.at).count();
+    if (it->second.bytes > 0)
+      cpu_sec_per_byte_ = blend(cpu_sec_per_byte_, seconds / double(it->second.bytes));
+    cpu_raw_started_.erase(it);
+  }
   done_.emplace(index, std::move(block));
   cv_.notify_all();
 }

@@ -1,6 +1,12 @@
 // The queue between the block reader and the compute stations, and the ordered hand-off
 // from the stations to the writer. Blocks in flight are bounded whatever the input size.
+//
+// With GPU stations the queue also decides who sorts what: it learns how fast each GPU
+// station sorts and how fast a CPU thread compresses a raw block, keeps raw blocks for
+// the GPUs while they keep up, and splits the last blocks so that no slow station holds
+// them while faster ones sit idle.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -32,19 +38,30 @@ struct CodedBlock {
 
 class WorkQueue {
  public:
-  explicit WorkQueue(size_t max_in_flight) : max_in_flight_(max_in_flight) {}
+  WorkQueue(size_t max_in_flight, int cpu_stations = 1)
+      : max_in_flight_(max_in_flight), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
 
   // Reader side. Blocks while the pipeline holds max_in_flight blocks; false once aborted.
   bool push_raw(Job job);
   void close_input(uint64_t total_blocks);
 
-  // CPU stations: sorted work first (it frees memory sooner), then raw blocks. Empty once
-  // the input is closed and no work is left or still out at the GPU.
+  // CPU stations: sorted work first (it frees memory sooner), then raw blocks unless the
+  // GPUs will sort them sooner. Empty once the input is closed and no work is left or
+  // still out at a GPU.
   std::optional<Job> pop_for_cpu();
-  // GPU station: up to max raw blocks; empty once no raw block will come.
-  std::vector<Job> pop_raw_batch(size_t max);
-  // GPU station hands back sorted jobs, or raw ones it could not sort.
-  void return_from_gpu(std::vector<Job> jobs);
+
+  // GPU stations. A station joins with the most blocks one batch holds; the in-flight
+  // bound grows by that much so a batch can fill.
+  int add_gpu_station(size_t batch_capacity);
+  // Up to max raw blocks for station `id`: waits for a full batch while more input may
+  // come. Empty once no raw block is left for this station (at the end of the input the
+  // CPUs may be given the rest); the station then leaves.
+  std::vector<Job> pop_raw_batch(int id, size_t max);
+  // Hands back sorted jobs, or raw ones the station could not sort; `seconds` is how long
+  // the batch took (0: not a measurement).
+  void return_from_gpu(int id, std::vector<Job> jobs, double seconds);
+  // The station stops taking work (its input ran dry, or its GPU failed).
+  void remove_gpu_station(int id);
 
   // Stations deliver results; the writer takes them in order.
   void deliver(CodedBlock block);
@@ -56,16 +73,38 @@ class WorkQueue {
   std::exception_ptr error() const;
 
  private:
+  using Clock = std::chrono::steady_clock;
+  struct GpuStation {
+    bool active = true;
+    double sec_per_byte = 0;  // 0 until its first batch is timed
+  };
+  struct CpuStart {
+    Clock::time_point at;
+    size_t bytes;
+  };
+
+  bool cpu_may_take_raw() const;
+  size_t gpu_share(int id, size_t max) const;
+  double gpu_bytes_per_sec() const;
+
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t max_in_flight_;
   size_t in_flight_ = 0;
   size_t at_gpu_ = 0;
   std::deque<Job> raw_, sorted_;
+  size_t raw_bytes_ = 0;
   std::map<uint64_t, CodedBlock> done_;
   bool input_closed_ = false;
   uint64_t total_blocks_ = 0;
   std::exception_ptr error_;
+
+  int cpu_stations_;
+  // A CPU thread's time per byte for a raw block (BWT and coding); a guess until timed.
+  double cpu_sec_per_byte_ = 1.0 / 8e6;
+  std::map<uint64_t, CpuStart> cpu_raw_started_;
+  std::vector<GpuStation> gpus_;
+  int gpus_active_ = 0;
 };
 
 }  // namespace gpbzip2

@@ -1,0 +1,129 @@
+// Timings for bench/gpu/run.sh, through the library (not the CLI):
+//   gpu_bench bwt FILE LEVEL LANES REPS BATCH_MB
+//                                         GPU BWT alone: FILE cut into blocks as bzip2
+//                                         cuts them, sorted in batches of BATCH_MB by
+//                                         LANES threads; prints MB/s of block bytes
+//   gpu_bench compress IN OUT LEVEL THREADS auto|on|off
+//                                         whole compression; prints seconds and MB/s
+//                                         on stderr (OUT may be /dev/stdout)
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "block_reader.h"
+#include "format.h"
+#include "gpbzip2.h"
+#include "gpu.h"
+#include "gpu_bwt.h"
+
+using namespace gpbzip2;
+using Clock = std::chrono::steady_clock;
+
+static double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+static int bench_bwt(const char* path, int level, int lanes, int reps, size_t batch_mb) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
+  MemorySource src(input);
+  BlockReader reader(src, level);
+  std::vector<RawBlock> blocks;
+  size_t bytes = 0;
+  for (RawBlock b; reader.next(b);) {
+    bytes += b.data.size();
+    blocks.push_back(std::move(b));
+  }
+  // Batches as the station makes them: at most 256 blocks.
+  const size_t block_bytes = size_t(format::block_limit(level)) + 4;
+  const size_t per_batch = std::min<size_t>(256, (batch_mb << 20) / block_bytes);
+  auto t_open = Clock::now();
+  std::vector<std::unique_ptr<GpuBwt>> gpus;
+  for (int l = 0; l < lanes; l++)
+    gpus.push_back(std::make_unique<GpuBwt>(0, per_batch * block_bytes, uint32_t(per_batch)));
+  std::printf("opening %d lane(s): %.3f s\n", lanes, since(t_open));
+  const size_t batches = (blocks.size() + per_batch - 1) / per_batch;
+  std::atomic<size_t> periodic{0};
+  std::vector<GpuBwt::Stats> stats(batches);
+  double best = 1e30;
+  for (int r = 0; r < reps; r++) {
+    std::atomic<size_t> next{0};
+    auto t0 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int l = 0; l < lanes; l++)
+      threads.emplace_back([&, l] {
+        std::vector<BlockView> spans;
+        std::vector<std::optional<BwtResult>> out;
+        for (size_t b; (b = next++) < batches;) {
+          spans.clear();
+          for (size_t i = b * per_batch; i < std::min(blocks.size(), (b + 1) * per_batch); i++)
+            spans.push_back({blocks[i].data.data(), blocks[i].data.size()});
+          gpus[size_t(l)]->sort(spans, out);
+          if (r == 0)
+            for (auto& o : out) periodic += !o;
+          stats[b] = gpus[size_t(l)]->stats();
+        }
+      });
+    for (auto& t : threads) t.join();
+    best = std::min(best, since(t0));
+  }
+  std::printf("bwt %s level %d lanes %d batch %zu MiB: %zu blocks, %zu batches of %zu, "
+              "%zu periodic, %.1f MB in %.4f s = %.0f MB/s\n",
+              path, level, lanes, batch_mb, blocks.size(), batches, per_batch, periodic.load(),
+              double(bytes) / 1e6, best, double(bytes) / 1e6 / best);
+  for (size_t b = 0; b < batches; b++)
+    std::printf("  batch %zu: %d rounds, %.2f keys sorted per byte, first sort %.1f ms, all %.1f ms\n",
+                b, stats[b].rounds, double(stats[b].keys_sorted) / double(stats[b].bytes),
+                stats[b].first_seconds * 1e3, stats[b].total_seconds * 1e3);
+  return 0;
+}
+
+static int bench_compress(const char* in_path, const char* out_path, int level, int threads,
+                          const std::string& gpu) {
+  int in = open(in_path, O_RDONLY);
+  int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (in < 0 || out < 0) {
+    std::perror("open");
+    return 1;
+  }
+  FdSource src(in);
+  FdSink sink(out);
+  CompressOptions o;
+  o.level = level;
+  o.threads = threads;
+  o.gpu = gpu == "on" ? GpuMode::On : gpu == "off" ? GpuMode::Off : GpuMode::Auto;
+  o.notice = [](const std::string& s) { std::fprintf(stderr, "notice: %s\n", s.c_str()); };
+  auto t0 = Clock::now();
+  StreamTotals t = compress_stream(src, sink, o);
+  double s = since(t0);
+  close(in);
+  close(out);
+  std::fprintf(stderr, "compress level %d threads %d gpu %s: %.1f MB in %.3f s = %.0f MB/s\n", level,
+              threads, gpu.c_str(), double(t.bytes_in) / 1e6, s, double(t.bytes_in) / 1e6 / s);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    if (argc == 7 && !std::strcmp(argv[1], "bwt"))
+      return bench_bwt(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
+                       size_t(std::atoi(argv[6])));
+    if (argc == 7 && !std::strcmp(argv[1], "compress"))
+      return bench_compress(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]), argv[6]);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpu_bench: %s\n", e.what());
+    return 1;
+  }
+  std::fprintf(stderr, "usage: see bench/gpu/gpu_bench.cpp\n");
+  return 2;
+}

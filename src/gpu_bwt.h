@@ -1,0 +1,68 @@
+// The GPU rotation sort, seen from the host: many blocks sorted in one batch on one
+// device. CUDA-free so the station, tests and benchmarks need no CUDA headers; exists
+// only in CUDA builds (kernels/).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bwt.h"
+
+namespace gpbzip2 {
+
+// Anything the GPU could not do (no device, out of memory, a failed kernel). The station
+// turns it into a notice and gives the work back to the CPU.
+class GpuError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One block of a batch (kept free of C++20 types: nvcc builds the kernels as C++17).
+struct BlockView {
+  const uint8_t* data;
+  size_t size;
+};
+
+class GpuBwt {
+ public:
+  // Device memory one byte of a batch takes (text, ranks, sort buffers, L).
+  static constexpr size_t kDeviceBytesPerByte = 44;
+
+  // Reserves device and pinned host memory for batches of up to max_bytes in up to
+  // max_blocks blocks on `device`. Throws GpuError.
+  GpuBwt(int device, size_t max_bytes, uint32_t max_blocks);
+  ~GpuBwt();
+  GpuBwt(const GpuBwt&) = delete;
+  GpuBwt& operator=(const GpuBwt&) = delete;
+
+  // out[i] = the BWT of blocks[i] as bwt_forward gives it, or nullopt where the block has
+  // equal rotations (a periodic block: bzip2's order of those is the CPU's job) or is
+  // empty. Throws GpuError; blocks must fit max_bytes and max_blocks.
+  void sort(const std::vector<BlockView>& blocks, std::vector<std::optional<BwtResult>>& out);
+
+  size_t max_bytes() const;
+  uint32_t max_blocks() const;
+
+  // What the last sort did, for benchmarks and kernels/NOTES.md.
+  struct Stats {
+    uint64_t bytes = 0;          // in the batch
+    int rounds = 0;              // doubling rounds after the first sort
+    uint64_t keys_sorted = 0;    // over all sorts, the first included
+    double first_seconds = 0;    // upload and first sort, until its active count is known
+    double total_seconds = 0;    // the whole call
+  };
+  const Stats& stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Free device memory on `device`, for sizing batches. Throws GpuError.
+size_t gpu_free_memory(int device);
+
+}  // namespace gpbzip2
