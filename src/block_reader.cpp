@@ -4,6 +4,10 @@
 #include <bit>
 #include <cstring>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "crc32.h"
 #include "format.h"
 
@@ -17,18 +21,15 @@ constexpr size_t kBufferSize = size_t(1) << 20;
 // First position in [p, e) where four equal bytes start, or e. Reads up to 3 bytes past
 // e, which the caller guarantees are there.
 const uint8_t* find_run4(const uint8_t* p, const uint8_t* e) {
-  if constexpr (std::endian::native == std::endian::little) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-    for (; p + 8 <= e; p += 6) {
-      uint64_t a, b;
-      std::memcpy(&a, p, 8);
-      std::memcpy(&b, p + 1, 8);
-      uint64_t x = a ^ b;                              // zero byte k: p[k] == p[k+1]
-      uint64_t eq = ~(((x & ~kHigh) + ~kHigh) | x) & kHigh;  // exact per-byte zero test
-      uint64_t run = eq & (eq >> 8) & (eq >> 16);      // bytes k..k+3 equal, k < 6
-      if (run) return p + (std::countr_zero(run) >> 3);
-    }
+#ifdef __SSE2__
+  for (; p + 16 <= e; p += 13) {
+    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
+    unsigned eq = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)));  // bit k: p[k] == p[k+1]
+    unsigned run = eq & (eq >> 1) & (eq >> 2) & 0x1fffu;               // p[k..k+3] equal, k < 13
+    if (run) return p + std::countr_zero(run);
   }
+#endif
   for (; p < e; p++)
     if (p[0] == p[1] && p[1] == p[2] && p[2] == p[3]) return p;
   return e;
