@@ -66,8 +66,9 @@ std::optional<struct stat> save_metadata(const std::string& path) {
 
 void apply_metadata(int fd, const struct stat& st) {
   // Failures are not errors: bzip2 too carries these over only as far as it is allowed.
-  (void)::fchmod(fd, st.st_mode & 07777);
+  // The owner goes first, as changing it clears set-user-ID and set-group-ID bits.
   (void)::fchown(fd, st.st_uid, st.st_gid);
+  (void)::fchmod(fd, st.st_mode & 07777);
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
   (void)::futimens(fd, times);
 }

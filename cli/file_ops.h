@@ -28,8 +28,8 @@ int other_links(const std::string& path);
 
 // Permission bits, owner and times of the input, saved before it is read (reading moves atime).
 std::optional<struct stat> save_metadata(const std::string& path);
-// Applied to the finished output: mode, then owner (only works as root; failure ignored, as
-// in bzip2), then atime/mtime with nanoseconds.
+// Applied to the finished output: owner (only works as root; failure ignored, as in bzip2),
+// mode, then atime/mtime with nanoseconds.
 void apply_metadata(int fd, const struct stat& st);
 
 // Creates the output, refusing to follow or replace anything there, private until done.
