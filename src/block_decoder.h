@@ -25,6 +25,11 @@ class BlockDecoder {
   // bytes must be readable past size. OutOfInput: the block needs bits past size.
   // Accepts blocks of up to 900000 bytes; the caller checks the stream's level.
   Status decode(const uint8_t* data, size_t size, uint64_t bit);
+  // decode() in two steps, so that the inverse BWT of two blocks can run together:
+  // decode_symbols(), then invert_bwt() or invert_bwt_pair() when it said Ok.
+  Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit);
+  void invert_bwt();
+  static void invert_bwt_pair(BlockDecoder& a, BlockDecoder& b);
   // Why the last decode() said Corrupt.
   const char* why() const { return why_; }
   uint64_t end_bit() const { return end_bit_; }       // first bit after the block
@@ -39,7 +44,9 @@ class BlockDecoder {
     why_ = why;
     return Status::Corrupt;
   }
-  void invert_bwt();
+  void link_rows();
+  void walk(uint32_t from, uint32_t to);
+  void finish_walk();
 
   struct Free {
     void operator()(uint32_t* p) const;
@@ -54,6 +61,7 @@ class BlockDecoder {
   uint32_t stored_crc_ = 0;
   uint64_t end_bit_ = 0;
   const char* why_ = "";
+  uint32_t fwd_ = 0, back_ = 0;  // rows the two chains of the inverse BWT have reached
 };
 
 // Undoes the initial run-length coding of a block's text (4 equal bytes, then a count of

@@ -91,18 +91,20 @@ struct Task {
   bool done = false;
 };
 
-void run_task(Task& t, std::unique_ptr<BlockDecoder>& dec, std::vector<uint8_t>& scratch) {
-  if (!dec) dec = std::make_unique<BlockDecoder>();
-  t.status = dec->decode(t.data.data(), t.size, t.bit);
+// Decodes the task's block up to its BWT links; true when the inverse BWT is to follow.
+bool start_task(Task& t, BlockDecoder& dec) {
+  t.status = dec.decode_symbols(t.data.data(), t.size, t.bit);
   t.data = {};
-  if (t.status != BlockDecoder::Status::Ok) {
-    t.why = dec->why();
-    return;
-  }
-  t.end_bit = dec->end_bit();
-  t.stored_crc = dec->stored_crc();
-  t.block_bytes = dec->block_bytes();
-  RunExpander runs(dec->text().data(), dec->text().size());
+  if (t.status != BlockDecoder::Status::Ok) t.why = dec.why();
+  return t.status == BlockDecoder::Status::Ok;
+}
+
+// After the inverse BWT: the output and its CRC.
+void finish_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
+  t.end_bit = dec.end_bit();
+  t.stored_crc = dec.stored_crc();
+  t.block_bytes = dec.block_bytes();
+  RunExpander runs(dec.text().data(), dec.text().size());
   size_t n = 0;
   if (t.keep_output) {
     t.out.resize(std::min<size_t>(kHeldOutput, size_t(t.block_bytes) + 4096));
@@ -122,10 +124,34 @@ void run_task(Task& t, std::unique_ptr<BlockDecoder>& dec, std::vector<uint8_t>&
   t.crc = runs.crc();
   if (more && t.keep_output) {
     t.out = {};
-    t.text = dec->take_text();
+    t.text = dec.take_text();
   } else {
     t.out.resize(n);
   }
+}
+
+void run_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
+  if (!start_task(t, dec)) return;
+  dec.invert_bwt();
+  finish_task(t, dec, scratch);
+}
+
+// Decodes two tasks' blocks together where both get as far as the inverse BWT.
+void run_tasks(Task* t[2], std::unique_ptr<BlockDecoder> dec[2], std::vector<uint8_t>& scratch) {
+  bool go[2] = {false, false};
+  for (int i = 0; i < 2; i++) {
+    if (!t[i]) continue;
+    if (!dec[i]) dec[i] = std::make_unique<BlockDecoder>();
+    go[i] = start_task(*t[i], *dec[i]);
+  }
+  if (go[0] && go[1]) {
+    BlockDecoder::invert_bwt_pair(*dec[0], *dec[1]);
+  } else {
+    for (int i = 0; i < 2; i++)
+      if (go[i]) dec[i]->invert_bwt();
+  }
+  for (int i = 0; i < 2; i++)
+    if (go[i]) finish_task(*t[i], *dec[i], scratch);
 }
 
 class DecodePool {
@@ -154,28 +180,38 @@ class DecodePool {
   }
 
  private:
+  // Takes up to two tasks at a time: their inverse BWTs run interleaved.
   void work() {
-    std::unique_ptr<BlockDecoder> dec;
+    std::unique_ptr<BlockDecoder> dec[2];
     std::vector<uint8_t> scratch(kPiece);
     for (;;) {
-      std::shared_ptr<Task> t;
+      std::shared_ptr<Task> taken[2];
       {
         std::unique_lock lk(mu_);
         work_cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
-        t = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      if (!t->cancelled) {
-        try {
-          run_task(*t, dec, scratch);
-        } catch (...) {
-          t->error = std::current_exception();
+        for (auto& t : taken) {
+          while (!t && !queue_.empty()) {
+            t = std::move(queue_.front());
+            queue_.pop_front();
+            if (t->cancelled) {
+              t->done = true;
+              t.reset();
+            }
+          }
         }
+      }
+      Task* t[2] = {taken[0].get(), taken[1].get()};
+      try {
+        run_tasks(t, dec, scratch);
+      } catch (...) {
+        for (auto* x : t)
+          if (x) x->error = std::current_exception();
       }
       {
         std::lock_guard lk(mu_);
-        t->done = true;
+        for (auto* x : t)
+          if (x) x->done = true;
       }
       done_cv_.notify_all();
     }
@@ -195,7 +231,7 @@ class Decompressor {
         opts_(opts),
         window_(in),
         threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
-        max_in_flight_(size_t(threads_) + 2),
+        max_in_flight_(2 * size_t(threads_) + 2),
         pool_(threads_),
         scratch_(kPiece) {}
 
@@ -330,7 +366,8 @@ class Decompressor {
       }
       Task full;
       fill_task(full, expected_, std::min<uint64_t>(window_.end(), first + kMaxBlockSpan));
-      run_task(full, local_, scratch_);
+      if (!local_) local_ = std::make_unique<BlockDecoder>();
+      run_task(full, *local_, scratch_);
       return accept_block(full);
     }
     if (t.status == BlockDecoder::Status::OutOfInput) {
