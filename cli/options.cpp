@@ -95,6 +95,12 @@ struct Split {
   std::string bad_short, bad_long;  // the word bzip2 would quote in "Bad flag"
 };
 
+[[noreturn]] void missing_value(const std::string& flag) {
+  say("%s needs a value", flag.c_str());
+  say("For help, type: `%s --help'.", program_name().c_str());
+  std::exit(1);
+}
+
 bool takes_value(const CLI::Option* o) { return o->get_items_expected_min() > 0; }
 
 Split split_arguments(const Model& m, const std::vector<std::string>& words) {
@@ -115,8 +121,10 @@ Split split_arguments(const Model& m, const std::vector<std::string>& words) {
         continue;
       }
       s.long_flags.push_back(w);
-      if (eq == std::string::npos && takes_value(o) && i + 1 < words.size())
+      if (eq == std::string::npos && takes_value(o)) {
+        if (i + 1 == words.size()) missing_value(w);
         s.long_flags.push_back(words[++i]);
+      }
     } else {
       if (!s.bad_short.empty()) continue;
       for (size_t j = 1; j < w.size(); j++) {
@@ -131,6 +139,8 @@ Split split_arguments(const Model& m, const std::vector<std::string>& words) {
             s.short_flags.push_back(w.substr(j + 1));
           else if (i + 1 < words.size())
             s.short_flags.push_back(words[++i]);
+          else
+            missing_value(std::string("-") + w[j]);
           break;
         }
       }

@@ -26,6 +26,7 @@ same_as_bzip2 "concatenated streams, -dc" setup /dev/null bzip2 -dc two.bz2 t.bz
 same_as_bzip2 "concatenated streams, -tv" setup /dev/null bzip2 -tv two.bz2
 same_as_bzip2 "not a bzip2 file" setup /dev/null bzip2 -d notbz.bz2 plain.txt t.bz2
 same_as_bzip2 "not a bzip2 file, -v" setup /dev/null bzip2 -dv notbz.bz2 t.bz2
+same_as_bzip2 "missing (1) and not bzip2 (2): worst code" setup /dev/null bzip2 -d nosuch.bz2 notbz.bz2 t.bz2
 same_as_bzip2 "not a bzip2 file, -q" setup /dev/null bzip2 -dq notbz.bz2
 same_as_bzip2 "not a bzip2 file, -dc" setup /dev/null bzip2 -dc notbz.bz2 t.bz2
 same_as_bzip2 "not a bzip2 file, stdin" setup ../plain.txt bzip2 -d

@@ -77,6 +77,11 @@ for t in "-n0" "--threads=x" "--gpu=maybe"; do
   expect_eq "$RC" 1 "$t: rejected"
   expect_match "$ERR" "^gpbzip2: " "$t: message"
 done
+for t in "-n" "-kn" "--threads" "--gpu"; do
+  run_gp $t
+  expect_eq "$RC" 1 "$t without a value: exit code"
+  expect_eq "$(head -1 gp.err)" "gpbzip2: ${t/-k/-} needs a value" "$t without a value: message"
+done
 GPBZIP2_GPU=maybe "$GP" <text300k >/dev/null 2>&1; expect_eq "$?" 1 "GPBZIP2_GPU=maybe rejected"
 # --gpu=on must fail (exit 1) where no GPU is usable; on a GPU machine it must work.
 if "$GP" -V 2>&1 | grep -q "GPUs: none usable"; then

@@ -34,6 +34,22 @@ if command -v script >/dev/null && script -qec true /dev/null >/dev/null 2>&1; t
   expect_match "$(cat gp.tty1)" "^bzip2: I won't write compressed data to a terminal\.
 bzip2: For help, type: \`bzip2 --help'\.
 1\$" "terminal refusal text"
+
+  # The progress line appears on a terminal for work that lasts, never with -q, and is
+  # wiped at the end (the -v line is drawn again after it).
+  gen text 20000000 23 >long
+  t0=$(date +%s%N)
+  script -qec "$GP -kv1 long" /dev/null </dev/null >prog.tty
+  t1=$(date +%s%N)
+  last=$(tr '\r' '\n' <prog.tty | grep -v '^ *$' | tail -1)
+  expect_match "$last" "^  long: +[0-9.]+:1, .* saved, 20000000 in, [0-9]+ out\." "-v line after the meter"
+  if (((t1 - t0) / 1000000 > 1500)); then
+    expect_match "$(tr '\r' '\n' <prog.tty)" "  long: +[0-9.]+%, [0-9.]+ MB/s, [0-9]+:[0-9][0-9] left" "progress line on a terminal"
+  else
+    echo "note: compression too fast for the progress line to be due; not checked"
+  fi
+  script -qec "$GP -qkf1 long" /dev/null </dev/null >prog.tty
+  expect_eq "$(wc -c <prog.tty)" 0 "-q: no progress line"
 else
   echo "note: script(1) cannot make a terminal here; terminal checks skipped"
 fi
