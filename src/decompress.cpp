@@ -26,7 +26,11 @@ namespace gpbzip2 {
 
 namespace {
 
-constexpr size_t kReadChunk = size_t(1) << 20;
+constexpr size_t kReadChunk = size_t(256) << 10;
+// Bytes of input kept ahead per block in flight: about one compressed block.
+constexpr size_t kReadAheadPerBlock = size_t(1) << 20;
+// Dead input bytes collected before they are dropped (dropping moves the rest).
+constexpr size_t kDiscardStep = size_t(4) << 20;
 // More bytes than any block bzip2 accepts can take (18002 selectors of 50 codes of at
 // most 20 bits, plus tables); a block running longer is corrupt.
 constexpr size_t kMaxBlockSpan = size_t(3) << 20;
@@ -44,20 +48,27 @@ class InputWindow {
   bool eof() const { return eof_; }
   const uint8_t* at(uint64_t offset) const { return buf_.data() + (offset - base_); }
 
-  // Appends what one read gives; false at the end of the input.
+  // Appends up to kReadChunk bytes (pipes give less per read); false at the end.
   bool read_more() {
     if (eof_) return false;
     const size_t old = buf_.size();
     buf_.resize(old + kReadChunk);
-    const size_t n = src_.read(buf_.data() + old, kReadChunk);
+    size_t n = 0;
+    while (n < kReadChunk) {
+      const size_t k = src_.read(buf_.data() + old + n, kReadChunk - n);
+      if (k == 0) {
+        eof_ = true;
+        break;
+      }
+      n += k;
+    }
     buf_.resize(old + n);
-    eof_ = n == 0;
     return n > 0;
   }
   // Forgets bytes before `offset`, in large steps so that the copying stays cheap.
   void discard_before(uint64_t offset) {
     const size_t dead = size_t(offset - base_);
-    if (dead < kReadChunk) return;
+    if (dead < kDiscardStep) return;
     buf_.erase(buf_.begin(), buf_.begin() + ptrdiff_t(dead));
     base_ = offset;
   }
@@ -240,6 +251,9 @@ class Decompressor {
     for (;;) {
       while (!cands_.empty() && cands_.front().bit < expected_) pop_candidate();
       if (cands_.empty()) {
+        // Scanning has passed expected_ without a magic there: do not read on.
+        if (scanned_ > expected_ / 8 && expected_ + 48 <= window_.end() * 8)
+          corrupt_block("no block header where the previous block ends");
         if (scan_more()) continue;
         if (expected_ + 48 > window_.end() * 8) truncated();
         corrupt_block("no block header where the previous block ends");
@@ -352,7 +366,7 @@ class Decompressor {
         dispatched_++;
         continue;
       }
-      if (window_.end() - expected_ / 8 > max_in_flight_ * kReadChunk + kMaxBlockSpan) return;
+      if (window_.end() - expected_ / 8 > max_in_flight_ * kReadAheadPerBlock + kMaxBlockSpan) return;
       if (!scan_more()) return;
     }
   }
@@ -432,7 +446,7 @@ class Decompressor {
       return true;
     }
     if (avail == 0 && !first) return false;
-    if (avail < 4 && std::memcmp(p, "BZh", avail) == 0) truncated();
+    if (avail < 4 && (avail == 0 || std::memcmp(p, "BZh", avail) == 0)) truncated();
     if (first) throw Error(ErrorKind::NotBzip2, "not a bzip2 file");
     totals_.trailing_garbage = true;
     return false;
