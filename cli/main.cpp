@@ -68,8 +68,9 @@ void show_file_names(const Job& job) {
   clean_up_and_fail(1);
 }
 
-void refuse_terminal(const char* what) {
-  say("I won't %s compressed data %s a terminal.", what, what[0] == 'w' ? "to" : "from");
+// bzip2 will not put compressed data on a screen nor take it from a keyboard.
+void refuse_terminal(const char* action) {
+  say("I won't %s a terminal.", action);
   say("For help, type: `%s --help'.", program_name().c_str());
   set_exit(1);
 }
@@ -165,13 +166,15 @@ bool open_file_pair(Job& job) {
     set_exit(1);
     return false;
   }
+  // From here until it is complete, an early stop removes the output.
+  guard_output(job.in_name, job.out_name, job.out_fd);
   return true;
 }
 
 // The output is complete: give it the input's metadata, make it durable when it is about
 // to become the only copy, close it, and only then remove the input (unless -k).
 void finish_file_pair(Job& job) {
-  apply_metadata(job.out_fd, *job.meta);
+  if (job.meta) apply_metadata(job.out_fd, *job.meta);
   if (!g_opts->keep && ::fsync(job.out_fd) != 0 && errno != EINVAL) io_error(job, errno);
   if (::close(job.out_fd) != 0) io_error(job, errno);
   job.out_fd = -1;
@@ -216,7 +219,7 @@ void compress_one(const std::string* name) {
   if (to_files) {
     if (!open_file_pair(job)) return;
   } else {
-    if (isatty(STDOUT_FILENO)) return refuse_terminal("write");
+    if (isatty(STDOUT_FILENO)) return refuse_terminal("write compressed data to");
     job.out_fd = STDOUT_FILENO;
     job.in_fd = files ? ::open(job.in_name.c_str(), O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
     if (job.in_fd < 0) {
@@ -227,7 +230,6 @@ void compress_one(const std::string* name) {
   }
 
   if (verbosity() >= 1) open_file_line(job.in_name, o.longest_name);
-  if (to_files) guard_output(job.in_name, job.out_name, job.out_fd);
   InputFd in(job.in_fd);
   OutputFd out(job.out_fd);
   ProgressMeter meter(o.progress, noisy(), job.in_name, input_size(job.in_fd));
@@ -306,13 +308,12 @@ void decompress_one(const std::string* name) {
       return;
     }
   } else {
-    if (isatty(STDIN_FILENO)) return refuse_terminal("read");
+    if (isatty(STDIN_FILENO)) return refuse_terminal("read compressed data from");
     job.in_fd = STDIN_FILENO;
     job.out_fd = STDOUT_FILENO;
   }
 
   if (verbosity() >= 1) open_file_line(job.in_name, o.longest_name);
-  if (to_files) guard_output(job.in_name, job.out_name, job.out_fd);
   InputFd in(job.in_fd);
   OutputFd out(job.out_fd);
   ProgressMeter meter(o.progress, noisy(), job.in_name, input_size(job.in_fd));
@@ -384,7 +385,7 @@ void test_one(const std::string* name) {
   Job job(name ? *name : "(stdin)", "(none)");
   if (name && (!input_usable(job, "Can't open input %s: %s.") || !not_directory(job))) return;
   if (!name) {
-    if (isatty(STDIN_FILENO)) return refuse_terminal("read");
+    if (isatty(STDIN_FILENO)) return refuse_terminal("read compressed data from");
     job.in_fd = STDIN_FILENO;
   } else {
     job.in_fd = ::open(job.in_name.c_str(), O_RDONLY | O_CLOEXEC);
