@@ -2,7 +2,7 @@
 # removed, the input stays intact, and the message and exit code are bzip2's.
 source "$(dirname "$0")/common.bash" "$@"
 
-gen text 30000000 61 >big.orig
+gen text 80000000 61 >big.orig
 gen text 100000 62 >small.orig
 want=$(md5sum <big.orig)
 
