@@ -61,13 +61,14 @@ tree_state() {
 # COMPARE_STDERR=0 (where gpbzip2's message is its own) stdout and stderr are left to the
 # caller (ref.out, ref.err, gp.out, gp.err).
 COMPARE_STDERR=1
+RUN_AS=()  # a command prefix for both programs, e.g. to run them as another user
 same_as_bzip2() {
   local label=$1 setup=$2 input=$3 name=$4
   shift 4
   rm -rf ref gp && mkdir ref gp
   (cd ref && "$setup") && (cd gp && "$setup")
-  (cd ref && "$REAL_BZIP2_DIR/$name" "$@" <"$input" >../ref.out 2>../ref.err; echo $? >../ref.rc)
-  (cd gp && "$WORK/bin/$name" "$@" <"$input" >../gp.out 2>../gp.err; echo $? >../gp.rc)
+  (cd ref && "${RUN_AS[@]}" "$REAL_BZIP2_DIR/$name" "$@" <"$input" >../ref.out 2>../ref.err; echo $? >../ref.rc)
+  (cd gp && "${RUN_AS[@]}" "$WORK/bin/$name" "$@" <"$input" >../gp.out 2>../gp.err; echo $? >../gp.rc)
   expect_eq "$(cat gp.rc)" "$(cat ref.rc)" "$label: exit code"
   if ((COMPARE_STDERR)); then
     cmp -s gp.out ref.out || fail "$label: stdout differs from bzip2's"
