@@ -12,7 +12,7 @@ GEN=$(realpath "$2")
 command -v bzip2 >/dev/null || { echo "SKIP: bzip2 not installed"; exit 77; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpbzip2-cli.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+trap 'chmod -R u+rwx "$WORK"; rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
 
 # gpbzip2 under every name the tests call it by.
@@ -65,6 +65,7 @@ RUN_AS=()  # a command prefix for both programs, e.g. to run them as another use
 same_as_bzip2() {
   local label=$1 setup=$2 input=$3 name=$4
   shift 4
+  chmod -R u+rwx ref gp 2>/dev/null
   rm -rf ref gp && mkdir ref gp
   (cd ref && "$setup") && (cd gp && "$setup")
   (cd ref && "${RUN_AS[@]}" "$REAL_BZIP2_DIR/$name" "$@" <"$input" >../ref.out 2>../ref.err; echo $? >../ref.rc)

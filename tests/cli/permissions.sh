@@ -18,7 +18,7 @@ setup() {
   cp ../t.bz2 secret.bz2 && chmod 000 secret.bz2
   cp ../t.bz2 ok.bz2 && chmod 644 ok.bz2
 }
-setup_locked() { setup; chmod 755 .; }
+setup_locked() { setup; chmod 555 .; }
 
 same_as_bzip2 "unreadable input" setup /dev/null bzip2 -k secret readable
 same_as_bzip2 "unreadable input, -c" setup /dev/null bzip2 -c secret readable
