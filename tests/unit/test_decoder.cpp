@@ -143,7 +143,9 @@ TEST_CASE("inputs that are not bzip2 at all", "[decoder]") {
     INFO(s);
     REQUIRE(error_kind(std::vector<uint8_t>(s.begin(), s.end()), 2) == gpbzip2::ErrorKind::NotBzip2);
   }
-  REQUIRE(error_kind({}, 1) == gpbzip2::ErrorKind::Truncated);  // bzip2 -d < /dev/null
+  std::vector<uint8_t> empty;
+  empty.reserve(1);  // MemorySource copies from data(), which must not be null
+  REQUIRE(error_kind(empty, 1) == gpbzip2::ErrorKind::Truncated);  // bzip2 -d < /dev/null
   REQUIRE(error_kind({'B', 'Z'}, 1) == gpbzip2::ErrorKind::Truncated);
 }
 
