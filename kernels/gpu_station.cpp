@@ -1,9 +1,10 @@
-// The GPU stations: per device, two lanes (host threads, each with its own stream and
-// buffers) take batches of raw blocks from the work queue, sort them on the GPU and hand
-// them back for entropy coding. Two lanes let one batch's upload and download overlap
-// the other's sort. Any GPU failure sends the batch back to the CPU, unsorted.
+// The GPU stations: per device, several lanes (host threads, each with its own stream
+// and buffers) take batches of raw blocks from the work queue, sort them on the GPU and
+// hand them back for entropy coding; one lane's uploads and downloads overlap the
+// others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -16,19 +17,15 @@
 namespace gpbzip2 {
 namespace {
 
-constexpr int kLanesPerGpu = 2;
-// A batch this large keeps the GPU busy (hundreds of kernels a batch); larger batches
-// only hold more blocks back at the end of the input.
-constexpr size_t kMaxBatchBytes = size_t(64) << 20;
+// Lanes overlap one batch's host work (copies in and out, the per-round count reads)
+// with the others' kernels; four 16 MiB lanes measured fastest on an H200
+// (kernels/NOTES.md). Small batches also open quickly and leave little at the end.
+constexpr int kLanesPerGpu = 4;
+constexpr size_t kMaxBatchBytes = size_t(16) << 20;
 // The first sort keys on the block id above 7 leading bytes: up to 8 bits of block id.
 constexpr uint32_t kMaxBatchBlocks = 256;
 // Device memory left to others (and to CUB's launch needs).
 constexpr double kMemoryShare = 0.8;
-
-struct Lane {
-  GpuDevice device;
-  std::unique_ptr<GpuBwt> bwt;
-};
 
 // Reports a GPU's failure once, however many of its lanes fail.
 class Notices {
@@ -47,51 +44,68 @@ class Notices {
   std::function<void(const std::string&)> notice_;
 };
 
-// Opens every lane it can; `why` collects the reasons for those it cannot.
-std::vector<Lane> open_lanes(int level, Notices& notices, std::string& why) {
-  std::vector<Lane> lanes;
+std::unique_ptr<GpuBwt> open_lane(const GpuDevice& d, int level) {
   // A block passes the limit by up to 4 bytes when a run's count lands on it.
   const size_t block_bytes = size_t(format::block_limit(level)) + 4;
-  for (const GpuDevice& d : list_gpus()) {
-    try {
-      for (int l = 0; l < kLanesPerGpu; l++) {
-        size_t budget = size_t(double(gpu_free_memory(d.index)) * kMemoryShare) /
-                        size_t(kLanesPerGpu - l) / GpuBwt::kDeviceBytesPerByte;
-        size_t blocks = std::min<size_t>(kMaxBatchBlocks,
-                                         std::min(budget, kMaxBatchBytes) / block_bytes);
-        if (blocks == 0) throw GpuError("too little free memory");
-        lanes.push_back({d, std::make_unique<GpuBwt>(d.index, blocks * block_bytes,
-                                                     uint32_t(blocks))});
-      }
-    } catch (const GpuError& e) {
-      why += " GPU " + std::to_string(d.index) + ": " + e.what() + ";";
-      // A lane that opened keeps the device in use; a device with no lane is reported.
-      if (lanes.empty() || lanes.back().device.index != d.index) notices.gpu_failed(d, e.what());
-    }
-  }
-  if (lanes.empty() && why.empty()) why = " no CUDA device found";
-  return lanes;
+  const size_t budget = size_t(double(d.memory_bytes) * kMemoryShare) / kLanesPerGpu /
+                        GpuBwt::kDeviceBytesPerByte;
+  const size_t blocks =
+      std::min<size_t>(kMaxBatchBlocks, std::min(budget, kMaxBatchBytes) / block_bytes);
+  if (blocks == 0) throw GpuError("too little memory");
+  return std::make_unique<GpuBwt>(d.index, blocks * block_bytes, uint32_t(blocks));
 }
 
-void run_lane(WorkQueue& queue, Lane& lane, Notices& notices) {
-  const int id = queue.add_gpu_station(lane.bwt->max_blocks());
+// How the lanes' opening went, for GpuMode::On, which waits for the first.
+struct OpenGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  int opened = 0, failed = 0;
+  std::string why;
+  void report(const std::string* failure) {
+    std::lock_guard lk(mu);
+    if (failure) {
+      failed++;
+      why = *failure;
+    } else {
+      opened++;
+    }
+    cv.notify_all();
+  }
+};
+
+// One lane: opens its share of the device, then sorts batches until the queue has no
+// raw work left for it. The lane joins the queue only once open, so the CPU stations
+// take every block meanwhile.
+void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& notices,
+              OpenGate& gate) {
+  std::unique_ptr<GpuBwt> bwt;
+  try {
+    bwt = open_lane(device, level);
+  } catch (const std::exception& e) {
+    notices.gpu_failed(device, e.what());
+    const std::string why = e.what();
+    gate.report(&why);
+    return;
+  }
+  const int id = queue.add_gpu_station(bwt->max_blocks());
+  gate.report(nullptr);
   std::vector<BlockView> blocks;
   std::vector<std::optional<BwtResult>> sorted;
   for (;;) {
-    std::vector<Job> batch = queue.pop_raw_batch(id, lane.bwt->max_blocks());
+    std::vector<Job> batch = queue.pop_raw_batch(id, bwt->max_blocks());
     if (batch.empty()) break;
     auto t0 = std::chrono::steady_clock::now();
     try {
       blocks.clear();
       for (const Job& j : batch) blocks.push_back({j.raw.data.data(), j.raw.data.size()});
-      lane.bwt->sort(blocks, sorted);
+      bwt->sort(blocks, sorted);
       for (size_t i = 0; i < batch.size(); i++)
         if (sorted[i]) batch[i].sorted = std::move(sorted[i]);
     } catch (const GpuError& e) {
       for (Job& j : batch) j.sorted.reset();
       queue.return_from_gpu(id, std::move(batch), 0);
       queue.remove_gpu_station(id);
-      notices.gpu_failed(lane.device, e.what());
+      notices.gpu_failed(device, e.what());
       return;
     } catch (...) {
       queue.return_from_gpu(id, std::move(batch), 0);
@@ -105,11 +119,15 @@ void run_lane(WorkQueue& queue, Lane& lane, Notices& notices) {
   queue.remove_gpu_station(id);
 }
 
-std::vector<std::thread> run_lanes(WorkQueue& queue, std::shared_ptr<std::vector<Lane>> lanes,
-                                   std::shared_ptr<Notices> notices) {
+std::vector<std::thread> start_lanes(WorkQueue& queue, const std::vector<GpuDevice>& devices,
+                                     int level, const std::shared_ptr<Notices>& notices,
+                                     const std::shared_ptr<OpenGate>& gate) {
   std::vector<std::thread> threads;
-  for (Lane& lane : *lanes)
-    threads.emplace_back([&queue, &lane, lanes, notices] { run_lane(queue, lane, *notices); });
+  for (const GpuDevice& d : devices)
+    for (int l = 0; l < kLanesPerGpu; l++)
+      threads.emplace_back([&queue, d, level, notices, gate] {
+        run_lane(queue, d, level, *notices, *gate);
+      });
   return threads;
 }
 
@@ -118,20 +136,30 @@ std::vector<std::thread> run_lanes(WorkQueue& queue, std::shared_ptr<std::vector
 std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOptions& opts) {
   if (opts.gpu == GpuMode::Off) return {};
   auto notices = std::make_shared<Notices>(opts.notice);
+  auto gate = std::make_shared<OpenGate>();
   const int level = opts.level;
   if (opts.gpu == GpuMode::On) {
-    std::string why;
-    auto lanes = std::make_shared<std::vector<Lane>>(open_lanes(level, *notices, why));
-    if (lanes->empty()) throw Error(ErrorKind::Io, "no usable GPU:" + why);
-    return run_lanes(queue, lanes, notices);
+    // The GPU must be in use from the first block, or the call fails.
+    std::vector<GpuDevice> devices = list_gpus();
+    if (devices.empty())
+      throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
+    auto threads = start_lanes(queue, devices, level, notices, gate);
+    std::unique_lock lk(gate->mu);
+    const int lanes = int(threads.size());
+    gate->cv.wait(lk, [&] { return gate->opened > 0 || gate->failed == lanes; });
+    if (gate->opened == 0) {
+      lk.unlock();
+      for (auto& t : threads) t.join();
+      throw Error(ErrorKind::Io, "no usable GPU: " + gate->why);
+    }
+    return threads;
   }
-  // Auto: opening a device takes a while; the CPU stations work meanwhile.
+  // Auto: even listing the devices takes a while (driver start); the CPU stations work
+  // meanwhile.
   std::vector<std::thread> starter;
-  starter.emplace_back([&queue, level, notices] {
+  starter.emplace_back([&queue, level, notices, gate] {
     try {
-      std::string why;
-      auto lanes = std::make_shared<std::vector<Lane>>(open_lanes(level, *notices, why));
-      for (auto& t : run_lanes(queue, lanes, notices)) t.join();
+      for (auto& t : start_lanes(queue, list_gpus(), level, notices, gate)) t.join();
     } catch (...) {
       queue.abort(std::current_exception());
     }

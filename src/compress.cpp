@@ -1,4 +1,7 @@
 // Compression pipeline: reader -> work queue -> stations -> ordered writer.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 
@@ -10,6 +13,21 @@
 #include "stream_writer.h"
 
 namespace gpbzip2 {
+
+namespace {
+
+// With GPU stations, the threads that feed everyone (reader, writer, GPU lanes opening
+// and sorting; brief but on the critical path) should not wait for a core behind the
+// CPU stations, so the stations run a little nicer (kernels/NOTES.md has the runs).
+void run_cpu_station_nicer(WorkQueue& queue) {
+#ifdef __linux__
+  const int tid = int(gettid());
+  setpriority(PRIO_PROCESS, id_t(tid), getpriority(PRIO_PROCESS, id_t(tid)) + 5);
+#endif
+  run_cpu_station(queue);
+}
+
+}  // namespace
 
 int default_thread_count() { return int(std::max(1u, std::thread::hardware_concurrency())); }
 
@@ -40,7 +58,9 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
     }
   });
   std::vector<std::thread> stations;
-  for (int t = 0; t < threads; t++) stations.emplace_back(run_cpu_station, std::ref(queue));
+  for (int t = 0; t < threads; t++)
+    stations.emplace_back(opts.gpu == GpuMode::Off ? run_cpu_station : run_cpu_station_nicer,
+                          std::ref(queue));
 
   uint64_t blocks = 0;
   try {

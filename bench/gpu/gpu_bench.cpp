@@ -3,6 +3,9 @@
 //                                         GPU BWT alone: FILE cut into blocks as bzip2
 //                                         cuts them, sorted in batches of BATCH_MB by
 //                                         LANES threads; prints MB/s of block bytes
+//   gpu_bench encode FILE LEVEL THREADS   the CPU side alone: blocks sorted on the GPU
+//                                         first, then CRC and entropy coding timed on
+//                                         THREADS threads (the ceiling with a fast GPU)
 //   gpu_bench compress IN OUT LEVEL THREADS auto|on|off
 //                                         whole compression; prints seconds and MB/s
 //                                         on stderr (OUT may be /dev/stdout)
@@ -20,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "block_encoder.h"
 #include "block_reader.h"
 #include "format.h"
 #include "gpbzip2.h"
@@ -88,6 +92,49 @@ static int bench_bwt(const char* path, int level, int lanes, int reps, size_t ba
   return 0;
 }
 
+static int bench_encode(const char* path, int level, int threads) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
+  MemorySource src(input);
+  BlockReader reader(src, level);
+  std::vector<RawBlock> blocks;
+  for (RawBlock b; reader.next(b);) blocks.push_back(std::move(b));
+  const size_t block_bytes = size_t(format::block_limit(level)) + 4;
+  const size_t per_batch = std::min<size_t>(256, (size_t(16) << 20) / block_bytes);
+  GpuBwt gpu(0, per_batch * block_bytes, uint32_t(per_batch));
+  std::vector<std::optional<BwtResult>> sorted, out;
+  for (size_t b = 0; b < blocks.size(); b += per_batch) {
+    std::vector<BlockView> views;
+    for (size_t i = b; i < std::min(blocks.size(), b + per_batch); i++)
+      views.push_back({blocks[i].data.data(), blocks[i].data.size()});
+    gpu.sort(views, out);
+    for (auto& o : out) sorted.push_back(std::move(o));
+  }
+  std::atomic<size_t> next{0};
+  auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; t++)
+    pool.emplace_back([&] {
+      EncoderWorkspace ws;
+      BwtWorkspace bws;
+      BwtResult cpu;
+      for (size_t i; (i = next++) < blocks.size();) {
+        const RawBlock& raw = blocks[i];
+        if (!sorted[i]) bwt_forward(raw.data.data(), int32_t(raw.data.size()), bws, cpu);
+        const BwtResult& s = sorted[i] ? *sorted[i] : cpu;
+        BitWriter bw;
+        bw.reserve(raw.data.size() / 2);
+        encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr,
+                     block_crc(raw.data.data(), raw.data.size()), ws, bw);
+      }
+    });
+  for (auto& t : pool) t.join();
+  double s = since(t0);
+  std::printf("encode level %d threads %d: %.1f MB in %.3f s = %.0f MB/s\n", level, threads,
+              double(input.size()) / 1e6, s, double(input.size()) / 1e6 / s);
+  return 0;
+}
+
 static int bench_compress(const char* in_path, const char* out_path, int level, int threads,
                           const std::string& gpu) {
   int in = open(in_path, O_RDONLY);
@@ -118,6 +165,8 @@ int main(int argc, char** argv) {
     if (argc == 7 && !std::strcmp(argv[1], "bwt"))
       return bench_bwt(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
                        size_t(std::atoi(argv[6])));
+    if (argc == 5 && !std::strcmp(argv[1], "encode"))
+      return bench_encode(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
     if (argc == 7 && !std::strcmp(argv[1], "compress"))
       return bench_compress(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]), argv[6]);
   } catch (const std::exception& e) {

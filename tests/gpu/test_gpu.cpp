@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
     }
     std::printf("GPU 0: %s, %zu MiB\n", devices[0].name.c_str(), devices[0].memory_bytes >> 20);
     if (argc > 2 && !std::strcmp(argv[1], "fallback")) {
-      // A failing CUDA call (set by the test's environment) costs only speed: while
-      // opening the device (auto), or in a sort (on: the device opens before any input).
+      // A failing CUDA call (set by the test's environment) costs only speed: while a
+      // lane opens (auto), or in a sort (on: a lane is open before the first block).
       auto in = corpus::generate("text", 16 << 20, 3);
       std::string notices;
       GpuMode mode = !std::strcmp(argv[2], "on") ? GpuMode::On : GpuMode::Auto;
