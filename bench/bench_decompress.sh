@@ -46,7 +46,7 @@ best_of() {
     /usr/bin/time -f "%e %M" -o "$work/time" "$@" <"$input" >/dev/null
     read -r s k <"$work/time"
     if [[ -z $secs ]] || awk "BEGIN{exit !($s < $secs)}"; then secs=$s; fi
-    ((k > kb)) && kb=$k
+    if ((k > kb)); then kb=$k; fi
   done
 }
 
