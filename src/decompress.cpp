@@ -30,7 +30,7 @@ constexpr size_t kReadChunk = size_t(256) << 10;
 // Bytes of input kept ahead per block in flight: about one compressed block.
 constexpr size_t kReadAheadPerBlock = size_t(1) << 20;
 // Dead input bytes collected before they are dropped (dropping moves the rest).
-constexpr size_t kDiscardStep = size_t(4) << 20;
+constexpr size_t kDiscardStep = size_t(1) << 20;
 // More bytes than any block bzip2 accepts can take (18002 selectors of 50 codes of at
 // most 20 bits, plus tables); a block running longer is corrupt.
 constexpr size_t kMaxBlockSpan = size_t(3) << 20;
