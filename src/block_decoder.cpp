@@ -60,12 +60,10 @@ bool build_table(HuffTable& t, const uint8_t* len, int alpha_size) {
   return true;
 }
 
-}  // namespace
-
-namespace {
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kTtBytes =
     (2 * BlockDecoder::kTtWords * sizeof(uint32_t) + kHugePage - 1) / kHugePage * kHugePage;
+
 }  // namespace
 
 void BlockDecoder::Free::operator()(uint32_t* p) const { std::free(p); }

@@ -367,6 +367,7 @@ class Decompressor {
         continue;
       }
       if (window_.end() - expected_ / 8 > max_in_flight_ * kReadAheadPerBlock + kMaxBlockSpan) return;
+      if (cands_.size() > 4 * max_in_flight_) return;  // input full of false magics
       if (!scan_more()) return;
     }
   }
