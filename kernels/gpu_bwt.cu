@@ -13,6 +13,8 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/functional>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <chrono>
@@ -79,19 +81,26 @@ __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t
 __device__ uint32_t sorted_pos(const uint32_t* pos, uint32_t k) { return pos ? pos[k] : k; }
 
 // Group heads contribute their sorted position; a max-scan then gives each rotation
-// the position of its group's head, its new rank.
-__global__ void head_positions(const uint64_t* keys, const uint32_t* pos, uint32_t m,
-                               uint32_t* out) {
-  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  if (k >= m) return;
-  bool head = k == 0 || keys[k] != keys[k - 1];
-  out[k] = head ? sorted_pos(pos, k) : 0;
+// the position of its group's head, its new rank. Read through an iterator, so the
+// scan reads the keys itself and no flags array is written.
+struct HeadPosition {
+  const uint64_t* keys;
+  const uint32_t* pos;
+  __device__ uint32_t operator()(uint32_t k) const {
+    bool head = k == 0 || keys[k] != keys[k - 1];
+    return head ? sorted_pos(pos, k) : 0;
+  }
+};
+
+auto head_positions(const uint64_t* keys, const uint32_t* pos) {
+  return thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
+                                         HeadPosition{keys, pos});
 }
 
 // New ranks; final rotations write their L byte (and origPtr) and drop out; groups that
 // span a whole rotation mark their block periodic and drop out too.
 __global__ void settle(const uint64_t* keys, const uint32_t* vals, const uint32_t* pos,
-                       const uint32_t* head_pos, uint32_t m, const uint8_t* text,
+                       const uint32_t* group_head, uint32_t m, const uint8_t* text,
                        const uint32_t* start, uint32_t nblocks, uint32_t covered,
                        uint32_t* rank, uint8_t* last, uint32_t* orig_ptr, uint8_t* periodic,
                        uint64_t* packed, uint8_t* keep) {
@@ -100,7 +109,7 @@ __global__ void settle(const uint64_t* keys, const uint32_t* vals, const uint32_
   uint64_t key = keys[k];
   bool single = (k == 0 || key != keys[k - 1]) && (k + 1 == m || key != keys[k + 1]);
   uint32_t i = vals[k], p = sorted_pos(pos, k);
-  rank[i] = head_pos[k];
+  rank[i] = group_head[k];
   uint32_t b = block_of(start, nblocks, i);
   uint32_t s = start[b], n = start[b + 1] - s;
   bool live = !single;
@@ -139,7 +148,7 @@ struct GpuBwt::Impl {
   std::vector<void*> device_mem, host_mem;
 
   uint8_t *text, *last, *periodic, *keep;
-  uint32_t *start, *orig_ptr, *rank, *vals[2], *pos, *head_pos, *scanned;
+  uint32_t *start, *orig_ptr, *rank, *vals[2], *pos, *scanned;
   uint64_t* keys[2];
   int* selected;
   void* temp;
@@ -176,10 +185,10 @@ struct GpuBwt::Impl {
     size_t bytes = temp_bytes;
     CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, k, v, m, 0, end_bit, stream));
   }
-  void max_scan(uint32_t m) {
+  void max_scan(const uint64_t* keys, const uint32_t* positions, uint32_t m) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, bytes, head_pos, scanned,
-                                              cuda::maximum<uint32_t>{}, m, stream));
+    CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, bytes, head_positions(keys, positions),
+                                              scanned, cuda::maximum<uint32_t>{}, m, stream));
   }
   uint32_t select(const uint64_t* in, uint64_t* out, uint32_t m) {
     size_t bytes = temp_bytes;
@@ -194,9 +203,7 @@ struct GpuBwt::Impl {
   uint32_t settle_round(cub::DoubleBuffer<uint64_t>& k, cub::DoubleBuffer<uint32_t>& v,
                         const uint32_t* positions, uint32_t m, uint32_t nblocks,
                         uint32_t covered) {
-    head_positions<<<grid_for(m), kThreads, 0, stream>>>(k.Current(), positions, m, head_pos);
-    CUDA_CHECK(cudaGetLastError());
-    max_scan(m);
+    max_scan(k.Current(), positions, m);
     settle<<<grid_for(m), kThreads, 0, stream>>>(k.Current(), v.Current(), positions, scanned, m,
                                                  text, start, nblocks, covered, rank, last,
                                                  orig_ptr, periodic, k.Alternate(), keep);
@@ -222,7 +229,6 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.keep = g.dev<uint8_t>(n);
   g.rank = g.dev<uint32_t>(n);
   g.pos = g.dev<uint32_t>(n);
-  g.head_pos = g.dev<uint32_t>(n);
   g.scanned = g.dev<uint32_t>(n);
   for (int b = 0; b < 2; b++) {
     g.vals[b] = g.dev<uint32_t>(n);
@@ -245,8 +251,8 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   uint32_t m = uint32_t(n);
   size_t sort_bytes = 0, scan_bytes = 0, select_bytes = 0;
   CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, k, v, m, 0, 64, g.stream));
-  CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, scan_bytes, g.head_pos, g.scanned,
-                                            cuda::maximum<uint32_t>{}, m, g.stream));
+  CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, scan_bytes, head_positions(g.keys[0], g.pos),
+                                            g.scanned, cuda::maximum<uint32_t>{}, m, g.stream));
   CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, select_bytes, g.keys[0], g.keep, g.keys[1],
                                         g.selected, int64_t(m), g.stream));
   g.temp_bytes = std::max({sort_bytes, scan_bytes, select_bytes});

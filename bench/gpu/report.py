@@ -32,6 +32,9 @@ with open(f"{out}/results.md", "w") as f:
     f.write("\nGPU BWT alone (silesia-7x4 cut into -9 blocks, 16 MiB batches, best of 3):\n\n")
     for lanes, mbs in bwt:
         f.write(f"- {lanes} lane(s): {mbs} MB/s of block bytes\n")
+    for l in open(f"{out}/gpu_bwt.txt"):
+        if l.startswith("encode"):
+            f.write(f"\nCPU side alone, blocks pre-sorted on the GPU: {l.split(': ')[1]}")
 
 plt.figure(figsize=(7, 3.2))
 plt.barh([r[0] for r in rows][::-1], [r[2] for r in rows][::-1], color="#4477aa")

@@ -36,6 +36,8 @@ timed() {
 bench=$carry/bin/gpu_bench
 # As the station runs it (4 lanes of 16 MiB batches), and one lane alone.
 for lanes in 4 1; do $bench bwt $work/s7x4 9 $lanes 3 16 | tee -a "$out/gpu_bwt.txt"; done
+# The CPU side alone (CRC and entropy coding of GPU-sorted blocks): the pipeline's ceiling.
+$bench encode $work/s7x4 9 $threads | tee -a "$out/gpu_bwt.txt"
 timed bzip2 bzip2 -9 -c $work/s7x4
 timed gpbzip2_gpu $bench compress $work/s7x4 /dev/stdout 9 $threads auto
 timed gpbzip2_cpu $bench compress $work/s7x4 /dev/stdout 9 $threads off
