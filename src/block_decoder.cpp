@@ -144,7 +144,8 @@ BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t si
   // Symbols: MTF indexes + 1, with runs of the front byte as RUNA/RUNB digits.
   uint8_t mtf[256] = {};
   std::memcpy(mtf, seq_to_byte, size_t(in_use));
-  uint32_t freq[256] = {};
+  uint32_t* const freq = freq_;
+  std::fill_n(freq, 256, 0u);
   uint32_t* const tt = tt_.get();
   const uint32_t limit = uint32_t(format::kMaxBlockBytes);
   uint32_t n = 0;
@@ -230,12 +231,10 @@ void BlockDecoder::link_rows() {
   const uint32_t n = nblock_;
   uint32_t* const tt = tt_.get();
   uint32_t* const lf = tt + kTtWords;
-  uint32_t start[256] = {};
-  for (uint32_t i = 0; i < n; i++) start[tt[i] & 0xff]++;
+  uint32_t start[256];
   for (uint32_t b = 0, sum = 0; b < 256; b++) {
-    const uint32_t c = start[b];
     start[b] = sum;
-    sum += c;
+    sum += freq_[b];
   }
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t b = tt[i] & 0xff;

@@ -55,6 +55,7 @@ class BlockDecoder {
   // On huge pages where the system allows: the inverse BWT visits both in random order.
   std::unique_ptr<uint32_t[], Free> tt_;
   std::vector<uint8_t> text_;
+  uint32_t freq_[256];  // occurrences of each byte in the BWT vector
   uint32_t nblock_ = 0;
   uint32_t orig_ptr_ = 0;
   bool randomised_ = false;
