@@ -6,14 +6,18 @@
 #
 #   bench/bench_decompress.sh [DECODER]
 #
-# DECODER: a program that decompresses stdin to stdout and takes -n THREADS; default
-# build/bench/decompress_tool. Set it to "path/to/gpbzip2 -d" once the CLI has -d -n.
+# DECODER: a command that decompresses stdin to stdout and takes -n THREADS; default
+# build/bench/decompress_tool, else "build/cli/gpbzip2 -d".
 # Environment: CORPUS (default ../shared/corpus/silesia), WORK (where the inputs are
 # kept between runs; default /tmp/gpbzip2-bench-dec), REPEAT (default 3).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-decoder=${1:-$root/build/bench/decompress_tool}
+decoder=${1:-}
+if [[ -z $decoder ]]; then
+  decoder=$root/build/bench/decompress_tool
+  [[ -x $decoder ]] || decoder="$root/build/cli/gpbzip2 -d"
+fi
 corpus=${CORPUS:-$root/../shared/corpus/silesia}
 work=${WORK:-/tmp/gpbzip2-bench-dec}
 repeat=${REPEAT:-3}
