@@ -1,11 +1,12 @@
 #include "block_decoder.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <sys/mman.h>
 
 #include "bit_reader.h"
 #include "crc32.h"

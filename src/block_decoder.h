@@ -32,9 +32,9 @@ class BlockDecoder {
   static void invert_bwt_pair(BlockDecoder& a, BlockDecoder& b);
   // Why the last decode() said Corrupt.
   const char* why() const { return why_; }
-  uint64_t end_bit() const { return end_bit_; }       // first bit after the block
+  uint64_t end_bit() const { return end_bit_; }  // first bit after the block
   uint32_t stored_crc() const { return stored_crc_; }
-  uint32_t block_bytes() const { return nblock_; }    // BWT length, what the level bounds
+  uint32_t block_bytes() const { return nblock_; }  // BWT length, what the level bounds
   // The block before the initial run-length coding is undone: the inverse BWT.
   const std::vector<uint8_t>& text() const { return text_; }
   std::vector<uint8_t> take_text();

@@ -8,8 +8,8 @@
 namespace gpbzip2 {
 
 struct MagicHit {
-  uint64_t bit;         // offset of the magic's first bit from data[0]
-  bool end_of_stream;   // the end-of-stream magic rather than a block magic
+  uint64_t bit;        // offset of the magic's first bit from data[0]
+  bool end_of_stream;  // the end-of-stream magic rather than a block magic
 };
 
 // Appends, in order, every hit starting in bytes [from, to) of data[0, size) whose 48

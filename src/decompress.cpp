@@ -85,9 +85,9 @@ struct Task {
   std::vector<uint8_t> data;  // input from byte first_byte on, then 8 zero bytes
   size_t size = 0;
   uint64_t first_byte = 0;
-  uint64_t bit = 0;           // the magic, relative to data
-  bool reaches_eof = false;   // data ends where the input ends
-  bool cut_short = false;     // data ends at the next candidate, not at the span limit
+  uint64_t bit = 0;          // the magic, relative to data
+  bool reaches_eof = false;  // data ends where the input ends
+  bool cut_short = false;    // data ends at the next candidate, not at the span limit
   bool keep_output = true;
   std::atomic<bool> cancelled{false};
 
@@ -258,7 +258,8 @@ class Decompressor {
         if (expected_ + 48 > window_.end() * 8) truncated();
         corrupt_block("no block header where the previous block ends");
       }
-      if (cands_.front().bit > expected_) corrupt_block("no block header where the previous block ends");
+      if (cands_.front().bit > expected_)
+        corrupt_block("no block header where the previous block ends");
       if (cands_.front().end_of_stream) {
         const bool more = end_stream();
         pop_candidate();
@@ -366,7 +367,8 @@ class Decompressor {
         dispatched_++;
         continue;
       }
-      if (window_.end() - expected_ / 8 > max_in_flight_ * kReadAheadPerBlock + kMaxBlockSpan) return;
+      if (window_.end() - expected_ / 8 > max_in_flight_ * kReadAheadPerBlock + kMaxBlockSpan)
+        return;
       if (cands_.size() > 4 * max_in_flight_) return;  // input full of false magics
       if (!scan_more()) return;
     }
@@ -390,7 +392,8 @@ class Decompressor {
       corrupt_block("block longer than any valid block");
     }
     if (t.status == BlockDecoder::Status::Corrupt) corrupt_block(t.why);
-    if (t.block_bytes > uint32_t(100000 * level_)) corrupt_block("block larger than the stream's block size");
+    if (t.block_bytes > uint32_t(100000 * level_))
+      corrupt_block("block larger than the stream's block size");
     if (t.crc != t.stored_crc) corrupt_block("block CRC mismatch");
 
     if (!out_) {

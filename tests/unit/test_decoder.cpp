@@ -1,8 +1,7 @@
 // Decoding what libbzip2 writes: byte-exact output at every level and thread count,
 // concatenated streams, trailing garbage, test mode, streaming from small reads.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 
 #include "block_scanner.h"
 #include "generators.h"
@@ -141,7 +140,8 @@ TEST_CASE("inputs that are not bzip2 at all", "[decoder]") {
   for (std::string s : {std::string("hello world"), std::string("BZh0xxxxxxxxxx"),
                         std::string("BZ\0", 3), std::string("\x1f\x8b\x08\0", 4)}) {
     INFO(s);
-    REQUIRE(error_kind(std::vector<uint8_t>(s.begin(), s.end()), 2) == gpbzip2::ErrorKind::NotBzip2);
+    REQUIRE(error_kind(std::vector<uint8_t>(s.begin(), s.end()), 2) ==
+            gpbzip2::ErrorKind::NotBzip2);
   }
   std::vector<uint8_t> empty;
   empty.reserve(1);  // MemorySource copies from data(), which must not be null
@@ -167,7 +167,8 @@ TEST_CASE("test mode checks every CRC and writes nothing", "[decoder]") {
     FAIL("corruption not found");
   } catch (const gpbzip2::Error& e) {
     REQUIRE(e.kind() == gpbzip2::ErrorKind::Corrupt);
-    REQUIRE(std::string(e.what()) == "data integrity error in block 1 (bit offset 32): block CRC mismatch");
+    REQUIRE(std::string(e.what()) ==
+            "data integrity error in block 1 (bit offset 32): block CRC mismatch");
   }
 }
 
@@ -191,8 +192,9 @@ TEST_CASE("error messages count blocks from 1 and bits from the start of the fil
     gpbzip2::decompress_stream(src, &sink, o);
     FAIL("corruption not found");
   } catch (const gpbzip2::Error& e) {
-    REQUIRE(std::string(e.what()) == "data integrity error in block " + std::to_string(blocks + 3) + " (bit offset " +
-                                         std::to_string(bit) + "): block CRC mismatch");
+    REQUIRE(std::string(e.what()) == "data integrity error in block " + std::to_string(blocks + 3) +
+                                         " (bit offset " + std::to_string(bit) +
+                                         "): block CRC mismatch");
   }
   // Everything before the damaged block was written, and nothing of it.
   REQUIRE(sink.data.size() < 2 * in.size());

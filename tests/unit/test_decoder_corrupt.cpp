@@ -1,9 +1,8 @@
 // Damaged input: flipped bits and truncation at many places. Never a crash, never a
 // wrong byte (what was written before the error is a prefix of the true output), and
 // always an Error unless the damage hit only padding.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 
 #include "generators.h"
@@ -55,7 +54,8 @@ std::vector<uint8_t> compressed(const std::vector<uint8_t>& in) {
 
 }  // namespace
 
-TEST_CASE("flipped bits give an error or the right output, never wrong bytes", "[decoder][corrupt]") {
+TEST_CASE("flipped bits give an error or the right output, never wrong bytes",
+          "[decoder][corrupt]") {
   const auto in = original();
   const auto bz = compressed(in);
   const uint64_t bits = uint64_t(bz.size()) * 8;

@@ -1,9 +1,8 @@
 // Hand-built blocks whose fields can lie, checked against libbzip2: the decoder accepts
 // what libbzip2 accepts, with the same output, and rejects the rest without undefined
 // behaviour. Also bzip2 0.9.0's randomised blocks and false block magics.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <numeric>
 #include <random>
 
@@ -76,7 +75,8 @@ std::vector<uint8_t> bwt(const std::vector<uint8_t>& text, uint32_t& orig_ptr) {
 }
 
 // A valid block for the BWT column `last` (text rows as given) whose output is `out`.
-Block make_block(const std::vector<uint8_t>& last, uint32_t orig_ptr, const std::vector<uint8_t>& out) {
+Block make_block(const std::vector<uint8_t>& last, uint32_t orig_ptr,
+                 const std::vector<uint8_t>& out) {
   Block b;
   b.orig_ptr = orig_ptr;
   b.crc = ~gpbzip2::crc32_update(~0u, out.data(), out.size());
@@ -249,8 +249,8 @@ TEST_CASE("hand-built blocks decode as libbzip2 decodes them", "[decoder][header
   SECTION("number of selectors: too few, none, and more than 18002") {
     // bzip2 1.0.8 reads all of them and keeps the first 18002.
     REQUIRE(std::string(BZ2_bzlibVersion()).rfind("1.0.8", 0) == 0);
-    for (size_t n : {size_t(0), good.selector_mtf.size() - 1, size_t(18002), size_t(18003),
-                     size_t(32767)}) {
+    for (size_t n :
+         {size_t(0), good.selector_mtf.size() - 1, size_t(18002), size_t(18003), size_t(32767)}) {
       INFO(n);
       Block b = good;
       b.selector_mtf.resize(n, 1);
@@ -312,7 +312,8 @@ TEST_CASE("hand-built blocks decode as libbzip2 decodes them", "[decoder][header
   }
 }
 
-TEST_CASE("runs that overflow the block size are rejected as bzip2 rejects them", "[decoder][headers]") {
+TEST_CASE("runs that overflow the block size are rejected as bzip2 rejects them",
+          "[decoder][headers]") {
   for (uint32_t n : {100000u, 100001u, 2097151u}) {
     const std::vector<uint8_t> text(n, 'a');
     for (int level : {1, 2}) {

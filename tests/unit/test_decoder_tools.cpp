@@ -1,12 +1,12 @@
 // Decoding what other bzip2 programs write (bzip2, lbzip2, pbzip2's multi-stream files,
 // 7-Zip), and the Silesia corpus. Programs that are not installed are skipped.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include "generators.h"
 #include "test_helpers.h"
@@ -24,13 +24,14 @@ struct TempDir {
   fs::path path;
   TempDir() {
     static int n = 0;
-    path = fs::temp_directory_path() / ("gpbzip2_dec_" + std::to_string(getpid()) + "_" + std::to_string(n++));
+    path = fs::temp_directory_path() /
+           ("gpbzip2_dec_" + std::to_string(getpid()) + "_" + std::to_string(n++));
     fs::create_directories(path);
   }
   ~TempDir() { fs::remove_all(path); }
   fs::path write(const std::string& name, const std::vector<uint8_t>& data) const {
-    std::ofstream(path / name, std::ios::binary).write(reinterpret_cast<const char*>(data.data()),
-                                                       std::streamsize(data.size()));
+    std::ofstream(path / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
     return path / name;
   }
 };
@@ -49,7 +50,8 @@ std::vector<uint8_t> compress_with(const std::string& command, const std::vector
   TempDir dir;
   const auto src = dir.write("in", in);
   const auto dst = dir.path / "out.bz2";
-  const std::string cmd = "IN='" + src.string() + "' OUT='" + dst.string() + "' sh -c '" + command + "' >/dev/null 2>&1";
+  const std::string cmd = "IN='" + src.string() + "' OUT='" + dst.string() + "' sh -c '" + command +
+                          "' >/dev/null 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
   return testing::read_file(dst);
 }
@@ -80,7 +82,8 @@ void check_program(const std::string& program, const std::vector<std::string>& c
 }  // namespace
 
 TEST_CASE("decodes what the bzip2 program writes", "[decoder][tools]") {
-  check_program("bzip2", {"bzip2 -1 -c < $IN > $OUT", "bzip2 -5 -c < $IN > $OUT", "bzip2 -9 -c < $IN > $OUT"});
+  check_program("bzip2", {"bzip2 -1 -c < $IN > $OUT", "bzip2 -5 -c < $IN > $OUT",
+                          "bzip2 -9 -c < $IN > $OUT"});
 }
 
 TEST_CASE("decodes what lbzip2 writes", "[decoder][tools]") {
@@ -92,7 +95,8 @@ TEST_CASE("decodes pbzip2's multi-stream files", "[decoder][tools]") {
 }
 
 TEST_CASE("decodes what 7-Zip writes", "[decoder][tools]") {
-  check_program("7zz", {"7zz a -tbzip2 -mx=9 -mmt=2 $OUT $IN", "7zz a -tbzip2 -mx=1 -mmt=1 $OUT $IN"});
+  check_program("7zz",
+                {"7zz a -tbzip2 -mx=9 -mmt=2 $OUT $IN", "7zz a -tbzip2 -mx=1 -mmt=1 $OUT $IN"});
 }
 
 TEST_CASE("decodes the Silesia files", "[decoder][silesia]") {
