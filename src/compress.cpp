@@ -59,7 +59,8 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   });
   std::vector<std::thread> stations;
   for (int t = 0; t < threads; t++)
-    stations.emplace_back(opts.gpu == GpuMode::Off ? run_cpu_station : run_cpu_station_nicer,
+    stations.emplace_back(opts.gpu == GpuMode::Off || !built_with_cuda() ? run_cpu_station
+                                                                         : run_cpu_station_nicer,
                           std::ref(queue));
 
   uint64_t blocks = 0;
