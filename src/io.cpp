@@ -31,7 +31,7 @@ void FdSink::write(const uint8_t* buf, size_t n) {
 
 size_t MemorySource::read(uint8_t* buf, size_t n) {
   size_t k = std::min(n, data_.size() - pos_);
-  std::memcpy(buf, data_.data() + pos_, k);
+  if (k > 0) std::memcpy(buf, data_.data() + pos_, k);  // an empty span may have no data()
   pos_ += k;
   return k;
 }
