@@ -122,7 +122,9 @@ int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
                       uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors) {
   int32_t nsel = 0;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
-    int32_t freq[kMaxGroups][kMaxAlphaSize] = {};
+    // Two counter sets, alternating by position: runs of one symbol would otherwise
+    // chain every increment on the previous one.
+    int32_t freq[2][kMaxGroups][kMaxAlphaSize] = {};
     // The costs of all tables for one symbol in 16-bit lanes, summed with one vector add
     // per symbol: a group costs at most 50 * 17.
     CostLanes cost_of[kMaxAlphaSize];
@@ -146,9 +148,17 @@ int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
         }
       }
       selectors[nsel++] = uint8_t(best);
-      for (int32_t i = gs; i < ge; i++) freq[best][mtf[i]]++;
+      int32_t i = gs;
+      for (; i + 1 < ge; i += 2) {
+        freq[0][best][mtf[i]]++;
+        freq[1][best][mtf[i + 1]]++;
+      }
+      if (i < ge) freq[0][best][mtf[i]]++;
     }
-    for (int t = 0; t < groups; t++) make_code_lengths(len[t], freq[t], st.alpha, format::kEncodeCodeLen);
+    for (int t = 0; t < groups; t++) {
+      for (int v = 0; v < st.alpha; v++) freq[0][t][v] += freq[1][t][v];
+      make_code_lengths(len[t], freq[0][t], st.alpha, format::kEncodeCodeLen);
+    }
   }
   return nsel;
 }
