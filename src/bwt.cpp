@@ -10,7 +10,7 @@
 namespace gpbzip2 {
 namespace {
 
-// Beyond this many misplaced suffixes the fix-up below costs more than prefix doubling.
+// Beyond this many misplaced suffixes the fix-up below costs more than a doubling sort.
 constexpr int32_t kMaxFixup = 2048;
 
 int compare_rotations(const uint8_t* t, int32_t n, int32_t a, int32_t b) {
@@ -84,81 +84,17 @@ void fix_wrapped_suffixes(const uint8_t* t, int32_t n, int32_t count, int32_t* s
 
 }  // namespace
 
-void sort_rotations_doubling(const uint8_t* t, int32_t n, int32_t* sa, std::vector<int32_t>& aux) {
-  aux.resize(size_t(n));
-  int32_t* rank = aux.data();
-  // Initial order by the first four bytes (cyclically), by LSD radix sort.
-  std::vector<uint64_t> keyed(static_cast<size_t>(n)), tmp(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; i++) {
-    uint32_t k = 0;
-    for (int j = 0; j < 4; j++) k = k << 8 | t[(i + j) % n];
-    keyed[size_t(i)] = uint64_t(k) << 32 | uint32_t(i);
-  }
-  for (int shift = 32; shift < 64; shift += 8) {
-    size_t count[257] = {};
-    for (uint64_t v : keyed) count[((v >> shift) & 0xff) + 1]++;
-    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
-    for (uint64_t v : keyed) tmp[count[(v >> shift) & 0xff]++] = v;
-    keyed.swap(tmp);
-  }
-  // Ranks are the sorted position of the first member of a rotation's group: refining a
-  // group keeps its members' ranks inside the group's range, so ranks read mid-round stay
-  // consistent with the final order.
-  struct Group {
-    int32_t begin, end;
-  };
-  std::vector<Group> groups, next;
-  for (int32_t i = 0; i < n;) {
-    int32_t j = i + 1;
-    while (j < n && (keyed[size_t(j)] >> 32) == (keyed[size_t(i)] >> 32)) j++;
-    for (int32_t k = i; k < j; k++) {
-      sa[k] = int32_t(uint32_t(keyed[size_t(k)]));
-      rank[sa[k]] = i;
-    }
-    if (j - i > 1) groups.push_back({i, j});
-    i = j;
-  }
-  for (int64_t h = 4; !groups.empty(); h *= 2) {
-    if (h >= n) throw Error(ErrorKind::Internal, "prefix doubling on a periodic block");
-    next.clear();
-    for (Group g : groups) {
-      int32_t len = g.end - g.begin;
-      for (int32_t k = 0; k < len; k++) {
-        int32_t i = sa[g.begin + k];
-        keyed[size_t(k)] = uint64_t(uint32_t(rank[(i + h) % n])) << 32 | uint32_t(i);
-      }
-      std::sort(keyed.begin(), keyed.begin() + len);
-      for (int32_t k = 0; k < len;) {
-        int32_t j = k + 1;
-        while (j < len && (keyed[size_t(j)] >> 32) == (keyed[size_t(k)] >> 32)) j++;
-        for (int32_t m = k; m < j; m++) {
-          int32_t i = int32_t(uint32_t(keyed[size_t(m)]));
-          sa[g.begin + m] = i;
-          rank[i] = g.begin + k;
-        }
-        if (j - k > 1) next.push_back({g.begin + k, g.begin + j});
-        k = j;
-      }
-    }
-    groups.swap(next);
-  }
-}
-
 void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) {
   out.last.resize(size_t(n));
   ws.sa.resize(size_t(std::max(n, 1)));
   int32_t* sa = ws.sa.data();
   if (divsufsort(t, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
   int32_t repeated = repeated_suffix_length(t, n, sa, kMaxFixup, ws.aux);
-  // A periodic block repeats at least half of itself at its end; only such rare blocks
-  // pay for the period test and a slower sort.
-  if (repeated > kMaxFixup || 2 * repeated >= n) {
-    if (smallest_period(t, n, ws.aux) < n)
-      sort_rotations_bzip2_fallback(t, n, sa, ws.aux);
-    else if (repeated > kMaxFixup)
-      sort_rotations_doubling(t, n, sa, ws.aux);
-    else
-      fix_wrapped_suffixes(t, n, repeated, sa, ws.aux);
+  // Periodic blocks (which repeat at least half of themselves at their end) need bzip2's
+  // order of equal rotations; blocks whose end repeats too long for the fix-up are sorted
+  // the same way, a doubling sort that stays O(n log n) on repetitive data.
+  if (repeated > kMaxFixup || (2 * repeated >= n && smallest_period(t, n, ws.aux) < n)) {
+    sort_rotations_bzip2_fallback(t, n, sa, ws.aux);
   } else if (repeated > 0) {
     fix_wrapped_suffixes(t, n, repeated, sa, ws.aux);
   }

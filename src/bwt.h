@@ -20,13 +20,9 @@ struct BwtWorkspace {
 // repeated) are ordered as bzip2 orders them, so origPtr matches too.
 void bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws, BwtResult& out);
 
-// Sorts the rotations of a primitive block (all rotations distinct) into sa[0..n)
-// by prefix doubling. Slower than the suffix-sort path on typical data but with no
-// bad cases; also the reference the GPU sort is checked against.
-void sort_rotations_doubling(const uint8_t* block, int32_t n, int32_t* sa, std::vector<int32_t>& aux);
-
 // Sorts rotations into sa[0..n) in exactly the order bzip2's fallback sort leaves them,
-// equal rotations included. Used for periodic blocks, where that order decides origPtr.
+// equal rotations included. Used for periodic blocks, where that order decides origPtr,
+// and for blocks whose end repeats too long for the suffix-sort fix-up.
 void sort_rotations_bzip2_fallback(const uint8_t* block, int32_t n, int32_t* sa,
                                    std::vector<int32_t>& aux);
 
