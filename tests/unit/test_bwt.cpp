@@ -83,6 +83,15 @@ TEST_CASE("BWT when the block's end repeats earlier text", "[bwt]") {
     INFO("repeat " << repeat);
     require_matches_naive(t);
   }
+  // Cut-off repetitions ("abcab"): not periodic, yet the end repeats most of the block.
+  for (std::string w : {"ab", "abc", "abcd", "aab"})
+    for (size_t n = 3; n <= 60; n++) {
+      std::vector<uint8_t> cut;
+      for (size_t i = 0; i < n; i++) cut.push_back(uint8_t(w[i % w.size()]));
+      if (is_periodic(cut)) continue;
+      INFO(w << " cut at " << n);
+      require_matches_naive(cut);
+    }
   // A long run at the end: after run-length encoding this is how a run-heavy block ends.
   std::vector<uint8_t> t = random_bytes(rng, 1000, 4);
   for (int i = 0; i < 1000; i++) t.insert(t.end(), {0, 0, 0, 0, 251});
