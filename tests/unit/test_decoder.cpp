@@ -13,27 +13,16 @@ namespace {
 
 std::vector<uint8_t> decode(const std::vector<uint8_t>& bz, int threads,
                             gpbzip2::DecompressTotals* totals = nullptr) {
-  gpbzip2::MemorySource src(bz);
-  gpbzip2::VectorSink sink;
-  gpbzip2::DecompressOptions o;
-  o.threads = threads;
-  auto t = gpbzip2::decompress_stream(src, &sink, o);
-  if (totals) *totals = t;
-  return sink.data;
+  auto r = testing::gp_decompress(bz, threads);
+  if (r.error) throw *r.error;
+  if (totals) *totals = r.totals;
+  return r.out;
 }
 
 gpbzip2::ErrorKind error_kind(const std::vector<uint8_t>& bz, int threads) {
-  gpbzip2::MemorySource src(bz);
-  gpbzip2::VectorSink sink;
-  gpbzip2::DecompressOptions o;
-  o.threads = threads;
-  try {
-    gpbzip2::decompress_stream(src, &sink, o);
-  } catch (const gpbzip2::Error& e) {
-    return e.kind();
-  }
-  FAIL("no error");
-  return gpbzip2::ErrorKind::Internal;
+  auto r = testing::gp_decompress(bz, threads);
+  if (!r.error) FAIL("no error");
+  return r.error->kind();
 }
 
 // Blocks in a stream, by their magics.

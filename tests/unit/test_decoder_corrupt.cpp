@@ -17,19 +17,8 @@ struct Result {
 };
 
 Result decode(const std::vector<uint8_t>& bz, int threads, bool test_only = false) {
-  gpbzip2::MemorySource src(bz);
-  gpbzip2::VectorSink sink;
-  gpbzip2::DecompressOptions o;
-  o.threads = threads;
-  Result r;
-  try {
-    gpbzip2::decompress_stream(src, test_only ? nullptr : &sink, o);
-    r.ok = true;
-  } catch (const gpbzip2::Error& e) {
-    r.kind = e.kind();
-  }
-  r.out = std::move(sink.data);
-  return r;
+  auto r = testing::gp_decompress(bz, threads, test_only);
+  return {!r.error, r.error ? r.error->kind() : gpbzip2::ErrorKind::Internal, std::move(r.out)};
 }
 
 bool is_prefix(const std::vector<uint8_t>& part, const std::vector<uint8_t>& whole) {

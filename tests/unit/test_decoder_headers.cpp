@@ -184,18 +184,11 @@ struct Outcome {
 };
 
 Outcome ours(const std::vector<uint8_t>& bz, int threads) {
-  gpbzip2::MemorySource src(bz);
-  gpbzip2::VectorSink sink;
-  gpbzip2::DecompressOptions o;
-  o.threads = threads;
-  try {
-    gpbzip2::decompress_stream(src, &sink, o);
-    return {true, sink.data};
-  } catch (const gpbzip2::Error& e) {
-    INFO(e.what());
-    CHECK((e.kind() == gpbzip2::ErrorKind::Corrupt || e.kind() == gpbzip2::ErrorKind::Truncated));
-    return {false, {}};
-  }
+  auto r = testing::gp_decompress(bz, threads);
+  if (!r.error) return {true, std::move(r.out)};
+  INFO(r.error->what());
+  CHECK((r.error->kind() == gpbzip2::ErrorKind::Corrupt || r.error->kind() == gpbzip2::ErrorKind::Truncated));
+  return {false, {}};
 }
 
 Outcome libbzip2(const std::vector<uint8_t>& bz) {

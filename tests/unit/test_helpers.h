@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -53,6 +54,28 @@ inline std::vector<uint8_t> gp_compress(const std::vector<uint8_t>& in, int leve
   o.gpu = gpbzip2::GpuMode::Off;
   gpbzip2::compress_stream(src, sink, o);
   return sink.data;
+}
+
+// gpbzip2's decoder on a buffer: what it wrote, and the error it threw, if any.
+struct DecodeResult {
+  std::optional<gpbzip2::Error> error;
+  std::vector<uint8_t> out;
+  gpbzip2::DecompressTotals totals;
+};
+
+inline DecodeResult gp_decompress(const std::vector<uint8_t>& bz, int threads, bool test_only = false) {
+  gpbzip2::MemorySource src(bz);
+  gpbzip2::VectorSink sink;
+  gpbzip2::DecompressOptions o;
+  o.threads = threads;
+  DecodeResult r;
+  try {
+    r.totals = gpbzip2::decompress_stream(src, test_only ? nullptr : &sink, o);
+  } catch (const gpbzip2::Error& e) {
+    r.error = e;
+  }
+  r.out = std::move(sink.data);
+  return r;
 }
 
 inline std::filesystem::path silesia_dir() { return GPBZIP2_SHARED_CORPUS; }

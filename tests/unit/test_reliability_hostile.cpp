@@ -12,6 +12,7 @@
 #include "decode_rand_table.h"
 #include "format.h"
 #include "gpbzip2.h"
+#include "test_helpers.h"
 
 namespace {
 
@@ -270,18 +271,11 @@ struct Outcome {
 };
 
 Outcome ours(const Bytes& in, int threads = 2) {
-  gpbzip2::MemorySource src(in);
-  gpbzip2::VectorSink sink;
-  gpbzip2::DecompressOptions opts;
-  opts.threads = threads;
-  Outcome r;
-  try {
-    gpbzip2::decompress_stream(src, &sink, opts);
-  } catch (const gpbzip2::Error& e) {
-    r.error = e.kind();
-  }
-  r.out = std::move(sink.data);
-  return r;
+  auto r = testing::gp_decompress(in, threads);
+  Outcome o;
+  if (r.error) o.error = r.error->kind();
+  o.out = std::move(r.out);
+  return o;
 }
 
 // Rejected by us with `kind`, and by libbzip2.
