@@ -34,8 +34,6 @@ class BitWriter {
       put(rest >= 8 ? 8 : rest, rest >= 8 ? *src : *src >> (8 - rest));
   }
   uint64_t bit_count() const { return uint64_t(bytes_.size()) * 8 + nacc_; }
-  // Whole bytes written so far; the unfinished byte stays pending.
-  std::vector<uint8_t>& bytes() { return bytes_; }
   // Moves out complete bytes, keeping the pending partial bits.
   void take_whole_bytes(std::vector<uint8_t>& out) {
     while (nacc_ >= 8) {
