@@ -3,14 +3,17 @@
 // All blocks of a batch are sorted as one array: a rotation is named by its global
 // position i (block b holds positions start[b]..start[b+1]), and its rank is the global
 // sorted position of the first member of its group (rotations with an equal prefix of
-// the length sorted so far). The first sort keys on (b, leading bytes); each doubling
-// round keys the rotations still in groups on (rank[i], rank[i+h] - start[b]) and sorts
-// them; a rotation alone in its group is final: its L byte and, for i = start[b],
-// origPtr are written right away and it leaves the active set (singleton elimination).
+// the length sorted so far). The first sort keys on (b, leading bytes) over the whole
+// batch; each doubling round sorts the rotations still in groups by rank[i+h] within
+// their group: by one radix sort of the whole active set while it is large, by a
+// segmented sort once most groups are a few entries long. A rotation alone in its group
+// is final: its L byte and, for i = start[b], origPtr are written right away and it
+// leaves the active set (singleton elimination).
 // A group that survives to a prefix of n bytes holds equal rotations: the block is
 // periodic and goes back to the CPU, which reproduces bzip2's order for those.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/functional>
 #include <thrust/iterator/counting_iterator.h>
@@ -27,6 +30,10 @@ namespace gpbzip2 {
 namespace {
 
 constexpr int kThreads = 256;
+// A doubling round sorts the whole active set by radix while more than 1/kWideShare of
+// the batch is active: on an H100 the segmented sort costs more per key beyond about a
+// third (kernels/NOTES.md).
+constexpr uint32_t kWideShare = 3;
 
 unsigned grid_for(uint32_t n) { return unsigned((n + kThreads - 1) / kThreads); }
 
@@ -62,52 +69,105 @@ __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_
   vals[i] = i;
 }
 
-// Key of an active rotation for the round that doubles the sorted prefix from h to 2h.
-// `packed` holds (sorted position << 32 | rotation) in sorted-position order.
-__global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
-                              const uint32_t* start, uint32_t nblocks, uint32_t h, int shift,
-                              uint64_t* keys, uint32_t* vals, uint32_t* pos) {
-  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  if (k >= m) return;
+// Keys of an active rotation for the round that doubles the sorted prefix from h to 2h:
+// its group (rank[i]) and the rank h further on. `packed` holds (sorted position << 32 |
+// rotation) in sorted-position order, so each group's members are adjacent.
+struct RoundEntry {
+  uint32_t i, pos, group, next;  // next: the rank h further on
+  uint32_t block_start;
+};
+
+__device__ RoundEntry round_entry(const uint64_t* packed, uint32_t k, const uint32_t* rank,
+                                  const uint32_t* start, uint32_t nblocks, uint32_t h) {
   uint64_t e = packed[k];
   uint32_t i = uint32_t(e), b = block_of(start, nblocks, i);
   uint32_t s = start[b], n = start[b + 1] - s, j = i - s + h;
   if (j >= n) j -= n;
-  keys[k] = uint64_t(rank[i]) << shift | (rank[s + j] - s);
-  vals[k] = i;
-  pos[k] = uint32_t(e >> 32);
+  return {i, uint32_t(e >> 32), rank[i], rank[s + j], s};
 }
+
+// Many active rotations: one radix sort of the whole set on (group, rank h further on,
+// local to the block), which needs no group boundaries.
+__global__ void doubling_keys_wide(const uint64_t* packed, uint32_t m, const uint32_t* rank,
+                                   const uint32_t* start, uint32_t nblocks, uint32_t h,
+                                   int shift, uint64_t* keys, uint32_t* vals, uint32_t* pos) {
+  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= m) return;
+  RoundEntry r = round_entry(packed, k, rank, start, nblocks, h);
+  keys[k] = uint64_t(r.group) << shift | (r.next - r.block_start);
+  vals[k] = r.i;
+  pos[k] = r.pos;
+}
+
+// Fewer: sorted by the rank h further on within each group (a segmented sort; most
+// groups are then a few entries long).
+__global__ void doubling_keys_grouped(const uint64_t* packed, uint32_t m, const uint32_t* rank,
+                                      const uint32_t* start, uint32_t nblocks, uint32_t h,
+                                      uint32_t* keys, uint32_t* vals, uint32_t* pos,
+                                      uint32_t* group) {
+  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= m) return;
+  RoundEntry r = round_entry(packed, k, rank, start, nblocks, h);
+  keys[k] = r.next;
+  vals[k] = r.i;
+  pos[k] = r.pos;
+  group[k] = r.group;
+}
+
+__global__ void fill(uint32_t* out, uint32_t count, uint32_t value) {
+  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k < count) out[k] = value;
+}
+
+// Where a group of the active set begins: its members are adjacent.
+struct GroupStart {
+  const uint32_t* group;
+  __device__ bool operator()(uint32_t k) const { return k == 0 || group[k] != group[k - 1]; }
+};
+
+// Whether entry k starts a group of the sorted order: after the first sort, equal keys
+// form a group; after a doubling round, equal keys within one old group.
+struct KeyHeads {
+  const uint64_t* keys;
+  __device__ bool operator()(uint32_t k) const { return k == 0 || keys[k] != keys[k - 1]; }
+};
+struct GroupKeyHeads {
+  const uint32_t* group;
+  const uint32_t* keys;
+  __device__ bool operator()(uint32_t k) const {
+    return k == 0 || group[k] != group[k - 1] || keys[k] != keys[k - 1];
+  }
+};
 
 __device__ uint32_t sorted_pos(const uint32_t* pos, uint32_t k) { return pos ? pos[k] : k; }
 
 // Group heads contribute their sorted position; a max-scan then gives each rotation
 // the position of its group's head, its new rank. Read through an iterator, so the
 // scan reads the keys itself and no flags array is written.
+template <typename Heads>
 struct HeadPosition {
-  const uint64_t* keys;
+  Heads heads;
   const uint32_t* pos;
-  __device__ uint32_t operator()(uint32_t k) const {
-    bool head = k == 0 || keys[k] != keys[k - 1];
-    return head ? sorted_pos(pos, k) : 0;
-  }
+  __device__ uint32_t operator()(uint32_t k) const { return heads(k) ? sorted_pos(pos, k) : 0; }
 };
 
-auto head_positions(const uint64_t* keys, const uint32_t* pos) {
+template <typename Heads>
+auto head_positions(Heads heads, const uint32_t* pos) {
   return thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-                                         HeadPosition{keys, pos});
+                                         HeadPosition<Heads>{heads, pos});
 }
 
 // New ranks; final rotations write their L byte (and origPtr) and drop out; groups that
 // span a whole rotation mark their block periodic and drop out too.
-__global__ void settle(const uint64_t* keys, const uint32_t* vals, const uint32_t* pos,
+template <typename Heads>
+__global__ void settle(Heads heads, const uint32_t* vals, const uint32_t* pos,
                        const uint32_t* group_head, uint32_t m, const uint8_t* text,
                        const uint32_t* start, uint32_t nblocks, uint32_t covered,
                        uint32_t* rank, uint8_t* last, uint32_t* orig_ptr, uint8_t* periodic,
                        uint64_t* packed, uint8_t* keep) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= m) return;
-  uint64_t key = keys[k];
-  bool single = (k == 0 || key != keys[k - 1]) && (k + 1 == m || key != keys[k + 1]);
+  bool single = heads(k) && (k + 1 == m || heads(k + 1));
   uint32_t i = vals[k], p = sorted_pos(pos, k);
   rank[i] = group_head[k];
   uint32_t b = block_of(start, nblocks, i);
@@ -148,8 +208,11 @@ struct GpuBwt::Impl {
   std::vector<void*> device_mem, host_mem;
 
   uint8_t *text, *last, *periodic, *keep;
-  uint32_t *start, *orig_ptr, *rank, *vals[2], *pos, *scanned;
-  uint64_t* keys[2];
+  // wide[]: sort keys and the packed active set. A round's 64-bit keys go into the one
+  // the active set is not in, and the active set's becomes the sort's other half; 32-bit
+  // keys and their other half share the one buffer.
+  uint64_t* wide[2];
+  uint32_t *start, *orig_ptr, *rank, *vals[2], *pos, *group, *scanned;
   int* selected;
   void* temp;
   size_t temp_bytes = 0;
@@ -180,35 +243,65 @@ struct GpuBwt::Impl {
     if (stream) cudaStreamDestroy(stream);
   }
 
-  void sort_pairs(cub::DoubleBuffer<uint64_t>& k, cub::DoubleBuffer<uint32_t>& v, uint32_t m,
-                  int end_bit) {
+  // Each CUB call asks how much scratch it needs: with temp null it only answers, which
+  // sizes the one scratch area for the largest batch.
+  size_t radix_sort(cub::DoubleBuffer<uint64_t>& k, cub::DoubleBuffer<uint32_t>& v, uint32_t m,
+                    int end_bit, void* scratch) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp, bytes, k, v, m, 0, end_bit, stream));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch, bytes, k, v, m, 0, end_bit, stream));
+    return bytes;
   }
-  void max_scan(const uint64_t* keys, const uint32_t* positions, uint32_t m) {
+  // Sorts the active set by key within its groups: `offsets` gets each group's start
+  // (at most m / 2 groups of two or more; the unused segments are empty).
+  size_t group_sort(cub::DoubleBuffer<uint32_t>& k, cub::DoubleBuffer<uint32_t>& v, uint32_t m,
+                    uint32_t* offsets, void* scratch) {
+    const uint32_t segments = m / 2;
+    if (scratch) {
+      fill<<<grid_for(segments + 1), kThreads, 0, stream>>>(offsets, segments + 1, m);
+      CUDA_CHECK(cudaGetLastError());
+    }
+    size_t select_bytes = temp_bytes;
+    auto starts = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
+                                                  GroupStart{group});
+    CUDA_CHECK(cub::DeviceSelect::Flagged(scratch, select_bytes,
+                                          thrust::counting_iterator<uint32_t>(0), starts, offsets,
+                                          selected, int64_t(m), stream));
+    size_t sort_bytes = temp_bytes;
+    CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(scratch, sort_bytes, k, v, m, segments,
+                                                   offsets, offsets + 1, stream));
+    return std::max(select_bytes, sort_bytes);
+  }
+  template <typename Heads>
+  size_t max_scan(Heads heads, const uint32_t* positions, uint32_t m, void* scratch) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceScan::InclusiveScan(temp, bytes, head_positions(keys, positions),
+    CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch, bytes, head_positions(heads, positions),
                                               scanned, cuda::maximum<uint32_t>{}, m, stream));
+    return bytes;
   }
-  uint32_t select(const uint64_t* in, uint64_t* out, uint32_t m) {
+  size_t select(const uint64_t* in, uint64_t* out, uint32_t m, void* scratch) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceSelect::Flagged(temp, bytes, in, keep, out, selected, int64_t(m),
+    CUDA_CHECK(cub::DeviceSelect::Flagged(scratch, bytes, in, keep, out, selected, int64_t(m),
                                           stream));
+    return bytes;
+  }
+  uint32_t active_count() {
     CUDA_CHECK(cudaMemcpyAsync(h_selected, selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     return uint32_t(*h_selected);
   }
-  // One round after a sort: ranks, final rotations, and the compacted active set, which
-  // it leaves in the keys buffer the sort filled. Returns the active count.
-  uint32_t settle_round(cub::DoubleBuffer<uint64_t>& k, cub::DoubleBuffer<uint32_t>& v,
-                        const uint32_t* positions, uint32_t m, uint32_t nblocks,
-                        uint32_t covered) {
-    max_scan(k.Current(), positions, m);
-    settle<<<grid_for(m), kThreads, 0, stream>>>(k.Current(), v.Current(), positions, scanned, m,
-                                                 text, start, nblocks, covered, rank, last,
-                                                 orig_ptr, periodic, k.Alternate(), keep);
+  // One round after a sort: ranks, final rotations, and the active set compacted from
+  // `scratch_set` into `active`. Returns its size.
+  template <typename Heads>
+  uint32_t settle_round(Heads heads, const uint32_t* rotations, const uint32_t* positions,
+                        uint32_t m, uint32_t nblocks, uint32_t covered, uint64_t* scratch_set,
+                        uint64_t* active) {
+    max_scan(heads, positions, m, temp);
+    settle<<<grid_for(m), kThreads, 0, stream>>>(heads, rotations, positions, scanned, m, text,
+                                                 start, nblocks, covered, rank, last, orig_ptr,
+                                                 periodic, scratch_set, keep);
     CUDA_CHECK(cudaGetLastError());
-    return select(k.Alternate(), k.Current(), m);
+    select(scratch_set, active, m, temp);
+    return active_count();
   }
 };
 
@@ -229,10 +322,11 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.keep = g.dev<uint8_t>(n);
   g.rank = g.dev<uint32_t>(n);
   g.pos = g.dev<uint32_t>(n);
+  g.group = g.dev<uint32_t>(n);
   g.scanned = g.dev<uint32_t>(n);
   for (int b = 0; b < 2; b++) {
     g.vals[b] = g.dev<uint32_t>(n);
-    g.keys[b] = g.dev<uint64_t>(n);
+    g.wide[b] = g.dev<uint64_t>(n);
   }
   g.start = g.dev<uint32_t>(max_blocks + 1);
   g.orig_ptr = g.dev<uint32_t>(max_blocks);
@@ -245,17 +339,17 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.h_periodic = g.host<uint8_t>(max_blocks);
   g.h_selected = g.host<int>(1);
 
-  // One scratch area for the three CUB calls, sized for the largest batch.
-  cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
+  // One scratch area for all CUB calls, sized for the largest batch.
+  const uint32_t m = uint32_t(n);
+  cub::DoubleBuffer<uint64_t> k(g.wide[0], g.wide[1]);
+  cub::DoubleBuffer<uint32_t> k32(reinterpret_cast<uint32_t*>(g.wide[0]),
+                                  reinterpret_cast<uint32_t*>(g.wide[0]) + n);
   cub::DoubleBuffer<uint32_t> v(g.vals[0], g.vals[1]);
-  uint32_t m = uint32_t(n);
-  size_t sort_bytes = 0, scan_bytes = 0, select_bytes = 0;
-  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, k, v, m, 0, 64, g.stream));
-  CUDA_CHECK(cub::DeviceScan::InclusiveScan(nullptr, scan_bytes, head_positions(g.keys[0], g.pos),
-                                            g.scanned, cuda::maximum<uint32_t>{}, m, g.stream));
-  CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, select_bytes, g.keys[0], g.keep, g.keys[1],
-                                        g.selected, int64_t(m), g.stream));
-  g.temp_bytes = std::max({sort_bytes, scan_bytes, select_bytes});
+  g.temp_bytes = std::max({g.radix_sort(k, v, m, 64, nullptr),
+                           g.group_sort(k32, v, m, g.scanned, nullptr),
+                           g.max_scan(KeyHeads{g.wide[0]}, g.pos, m, nullptr),
+                           g.max_scan(GroupKeyHeads{g.group, g.vals[0]}, g.pos, m, nullptr),
+                           g.select(g.wide[0], g.wide[1], m, nullptr)});
   g.temp = g.dev<uint8_t>(g.temp_bytes);
 }
 
@@ -299,34 +393,55 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   // First round: block id above as many leading bytes as fit in 64 bits.
   const int block_bits = bit_width(nb - 1);
   const int nbytes = (64 - block_bits) / 8;
-  cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
+  cub::DoubleBuffer<uint64_t> k(g.wide[0], g.wide[1]);
   cub::DoubleBuffer<uint32_t> v(g.vals[0], g.vals[1]);
   initial_keys<<<grid_for(total), kThreads, 0, g.stream>>>(g.text, g.start, nb, total, nbytes,
                                                            k.Current(), v.Current());
   CUDA_CHECK(cudaGetLastError());
-  g.sort_pairs(k, v, total, block_bits + 8 * nbytes);
+  g.radix_sort(k, v, total, block_bits + 8 * nbytes, g.temp);
   uint32_t covered = uint32_t(nbytes);
-  uint32_t m = g.settle_round(k, v, nullptr, total, nb, covered);
+  uint64_t* active = k.Current();  // the sorted keys are no longer needed once settled
+  uint32_t m = g.settle_round(KeyHeads{k.Current()}, v.Current(), nullptr, total, nb, covered,
+                              k.Alternate(), active);
   g.stats.bytes = total;
   g.stats.keys_sorted = total;
   g.stats.first_seconds = seconds();
 
-  // Doubling rounds: key = (group rank, rank h further on, local to the block).
+  // Doubling rounds. While many rotations are active, a radix sort of all of them on
+  // 64-bit keys (group, rank h further on) beats sorting within groups; once few are,
+  // most groups are small and the segmented sort wins (kernels/NOTES.md).
   const int shift = bit_width(longest - 1);
   const int end_bit = shift + bit_width(total - 1);
   while (m > 0) {
-    uint64_t* packed = k.Current();
-    uint64_t* fresh = k.Alternate();
-    doubling_keys<<<grid_for(m), kThreads, 0, g.stream>>>(packed, m, g.rank, g.start, nb, covered,
-                                                         shift, fresh, g.vals[0], g.pos);
-    CUDA_CHECK(cudaGetLastError());
-    k = cub::DoubleBuffer<uint64_t>(fresh, packed);
-    v = cub::DoubleBuffer<uint32_t>(g.vals[0], g.vals[1]);
-    g.sort_pairs(k, v, m, end_bit);
+    uint64_t* other = active == g.wide[0] ? g.wide[1] : g.wide[0];
+    cub::DoubleBuffer<uint32_t> v32(g.vals[0], g.vals[1]);
     g.stats.rounds++;
     g.stats.keys_sorted += m;
+    const uint32_t h = covered;
     covered *= 2;
-    m = g.settle_round(k, v, g.pos, m, nb, covered);
+    if (m > total / kWideShare) {
+      doubling_keys_wide<<<grid_for(m), kThreads, 0, g.stream>>>(
+          active, m, g.rank, g.start, nb, h, shift, other, g.vals[0], g.pos);
+      CUDA_CHECK(cudaGetLastError());
+      // The active set was read: its buffer is the sort's other half.
+      cub::DoubleBuffer<uint64_t> k64(other, active);
+      g.radix_sort(k64, v32, m, end_bit, g.temp);
+      m = g.settle_round(KeyHeads{k64.Current()}, v32.Current(), g.pos, m, nb, covered,
+                         k64.Alternate(), k64.Current());
+      active = k64.Current();
+    } else {
+      uint32_t* keys = reinterpret_cast<uint32_t*>(other);
+      cub::DoubleBuffer<uint32_t> k32(keys, keys + g.max_bytes);
+      doubling_keys_grouped<<<grid_for(m), kThreads, 0, g.stream>>>(
+          active, m, g.rank, g.start, nb, h, keys, g.vals[0], g.pos, g.group);
+      CUDA_CHECK(cudaGetLastError());
+      g.group_sort(k32, v32, m, g.scanned, g.temp);
+      // The old active set was read: settle writes over it, and the compacted set goes
+      // where the keys were.
+      m = g.settle_round(GroupKeyHeads{g.group, k32.Current()}, v32.Current(), g.pos, m, nb,
+                         covered, active, other);
+      active = other;
+    }
   }
 
   CUDA_CHECK(cudaMemcpyAsync(g.h_last, g.last, total, cudaMemcpyDeviceToHost, g.stream));
