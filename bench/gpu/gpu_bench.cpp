@@ -10,6 +10,7 @@
 //                                         whole compression; prints seconds and MB/s
 //                                         on stderr (OUT may be /dev/stdout)
 #include <fcntl.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -161,6 +162,9 @@ static int bench_compress(const char* in_path, const char* out_path, int level, 
 }
 
 int main(int argc, char** argv) {
+  // As the CLI does (cli/main.cpp): freed block buffers stay in the heap.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
   try {
     if (argc == 7 && !std::strcmp(argv[1], "bwt"))
       return bench_bwt(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
