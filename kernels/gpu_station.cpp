@@ -44,15 +44,20 @@ class Notices {
   std::function<void(const std::string&)> notice_;
 };
 
-std::unique_ptr<GpuBwt> open_lane(const GpuDevice& d, int level) {
-  // A block passes the limit by up to 4 bytes when a run's count lands on it.
-  const size_t block_bytes = size_t(format::block_limit(level)) + 4;
+// A block passes the limit by up to 4 bytes when a run's count lands on it.
+size_t block_bytes(int level) { return size_t(format::block_limit(level)) + 4; }
+
+// Blocks in one batch of a lane on `d`.
+size_t lane_batch_blocks(const GpuDevice& d, int level) {
   const size_t budget = size_t(double(d.memory_bytes) * kMemoryShare) / kLanesPerGpu /
                         GpuBwt::kDeviceBytesPerByte;
-  const size_t blocks =
-      std::min<size_t>(kMaxBatchBlocks, std::min(budget, kMaxBatchBytes) / block_bytes);
+  return std::min<size_t>(kMaxBatchBlocks, std::min(budget, kMaxBatchBytes) / block_bytes(level));
+}
+
+std::unique_ptr<GpuBwt> open_lane(const GpuDevice& d, int level) {
+  const size_t blocks = lane_batch_blocks(d, level);
   if (blocks == 0) throw GpuError("too little memory");
-  return std::make_unique<GpuBwt>(d.index, blocks * block_bytes, uint32_t(blocks));
+  return std::make_unique<GpuBwt>(d.index, blocks * block_bytes(level), uint32_t(blocks));
 }
 
 // How the lanes' opening went, for GpuMode::On, which waits for the first.
@@ -87,7 +92,7 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& not
     gate.report(&why);
     return;
   }
-  const int id = queue.add_gpu_station(bwt->max_blocks());
+  const int id = queue.add_gpu_station();
   gate.report(nullptr);
   std::vector<BlockView> blocks;
   std::vector<std::optional<BwtResult>> sorted;
@@ -122,6 +127,9 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& not
 std::vector<std::thread> start_lanes(WorkQueue& queue, const std::vector<GpuDevice>& devices,
                                      int level, const std::shared_ptr<Notices>& notices,
                                      const std::shared_ptr<OpenGate>& gate) {
+  size_t capacity = 0;
+  for (const GpuDevice& d : devices) capacity += kLanesPerGpu * lane_batch_blocks(d, level);
+  queue.reserve_for_gpus(capacity);
   std::vector<std::thread> threads;
   for (const GpuDevice& d : devices)
     for (int l = 0; l < kLanesPerGpu; l++)

@@ -70,11 +70,16 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
   return job;
 }
 
-int WorkQueue::add_gpu_station(size_t batch_capacity) {
+void WorkQueue::reserve_for_gpus(size_t blocks) {
+  std::lock_guard lk(mu_);
+  max_in_flight_ += blocks;
+  cv_.notify_all();
+}
+
+int WorkQueue::add_gpu_station() {
   std::lock_guard lk(mu_);
   gpus_.push_back({});
   gpus_active_++;
-  max_in_flight_ += batch_capacity;
   cv_.notify_all();
   return int(gpus_.size() - 1);
 }

@@ -50,9 +50,11 @@ class WorkQueue {
   // still out at a GPU.
   std::optional<Job> pop_for_cpu();
 
-  // GPU stations. A station joins with the most blocks one batch holds; the in-flight
-  // bound grows by that much so a batch can fill.
-  int add_gpu_station(size_t batch_capacity);
+  // GPU stations. Once GPUs are found, the in-flight bound grows by the blocks their
+  // batches hold, so that the reader fills batches while the GPUs open; a station joins
+  // once open.
+  void reserve_for_gpus(size_t blocks);
+  int add_gpu_station();
   // Up to max raw blocks for station `id`: waits for a full batch while more input may
   // come. Empty once no raw block is left for this station (at the end of the input the
   // CPUs may be given the rest); the station then leaves.
