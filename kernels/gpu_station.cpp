@@ -17,11 +17,12 @@
 namespace gpbzip2 {
 namespace {
 
-// Lanes overlap one batch's host work (copies in and out, the per-round count reads)
-// with the others' kernels; four 16 MiB lanes measured fastest on an H200
-// (kernels/NOTES.md). Small batches also open quickly and leave little at the end.
-constexpr int kLanesPerGpu = 4;
-constexpr size_t kMaxBatchBytes = size_t(16) << 20;
+// Lanes overlap one batch's host work (copies in and out, the per-round count reads) and
+// its late rounds, too small to fill the GPU, with the others' kernels; eight 8 MiB lanes
+// measured fastest on an H100 (kernels/NOTES.md). Small batches also leave little at the
+// end.
+constexpr int kLanesPerGpu = 8;
+constexpr size_t kMaxBatchBytes = size_t(8) << 20;
 // The first sort keys on the block id above 7 leading bytes: up to 8 bits of block id.
 constexpr uint32_t kMaxBatchBlocks = 256;
 // Device memory left to others (and to CUB's launch needs).

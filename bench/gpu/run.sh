@@ -2,7 +2,7 @@
 # The GPU machine benchmark: silesia-7x4 (dickens mr nci ooffice osdb reymont xml, in
 # that order, four times; 327.7 MB) at -9 with every tool in one run, plus the GPU BWT
 # alone. Built elsewhere and carried: usage  bench/gpu/run.sh CARRY OUTDIR
-#   CARRY/bin/{gpu_bench,...}  CARRY/lib (libdivsufsort)  CARRY/x/usr/bin/{lbzip2,pbzip2}
+#   CARRY/bin/{gpbzip2,gpu_bench}  CARRY/lib (libdivsufsort)  CARRY/x/usr/bin/{lbzip2,pbzip2}
 #   CARRY/silesia7.bz2         the seven files concatenated, compressed
 set -u
 carry=$(realpath "$1")
@@ -34,13 +34,13 @@ timed() {
   echo "$name $(python3 -c "print($t1 - $t0)")" | tee -a "$out/times.txt"
 }
 bench=$carry/bin/gpu_bench
-# As the station runs it (4 lanes of 16 MiB batches), and one lane alone.
-for lanes in 4 1; do $bench bwt $work/s7x4 9 $lanes 3 16 | tee -a "$out/gpu_bwt.txt"; done
+# As the station runs it (8 lanes of 8 MiB batches), and one lane alone.
+for lanes in 8 1; do $bench bwt $work/s7x4 9 $lanes 3 8 | tee -a "$out/gpu_bwt.txt"; done
 # The CPU side alone (CRC and entropy coding of GPU-sorted blocks): the pipeline's ceiling.
 $bench encode $work/s7x4 9 $threads | tee -a "$out/gpu_bwt.txt"
 timed bzip2 bzip2 -9 -c $work/s7x4
-timed gpbzip2_gpu $bench compress $work/s7x4 /dev/stdout 9 $threads auto
-timed gpbzip2_cpu $bench compress $work/s7x4 /dev/stdout 9 $threads off
+timed gpbzip2_gpu $carry/bin/gpbzip2 -9 -c $work/s7x4
+timed gpbzip2_cpu $carry/bin/gpbzip2 -9 --gpu=off -n$threads -c $work/s7x4
 timed lbzip2 $carry/x/usr/bin/lbzip2 -9 -n$threads -c $work/s7x4
 timed pbzip2 $carry/x/usr/bin/pbzip2 -9 -p$threads -c $work/s7x4
 for t in gpbzip2_gpu gpbzip2_cpu; do
