@@ -17,7 +17,8 @@ struct RawBlock {
 class BlockReader {
  public:
   BlockReader(Source& src, int level);
-  // Fills `out` with the next block; returns false when the input is exhausted.
+  // Fills `out` with the next block, in the buffer out.data already has if it has one;
+  // returns false when the input is exhausted.
   bool next(RawBlock& out);
   // Input bytes consumed into blocks so far.
   uint64_t bytes_read() const { return consumed_; }

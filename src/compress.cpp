@@ -68,6 +68,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
     BlockReader reader(in, opts.level);
     for (;;) {
       Job job;
+      job.raw.data = queue.spare_buffer();
       if (!reader.next(job.raw)) break;
       if (!queue.push_raw(std::move(job))) break;
       if (++blocks == 2 && opts.gpu == GpuMode::Auto) gpu_stations = start_gpu_stations(queue, opts);

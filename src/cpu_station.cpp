@@ -22,7 +22,10 @@ CodedBlock BlockCompressor::compress(Job& job) {
 void run_cpu_station(WorkQueue& queue) {
   BlockCompressor compressor;
   try {
-    while (auto job = queue.pop_for_cpu()) queue.deliver(compressor.compress(*job));
+    while (auto job = queue.pop_for_cpu()) {
+      queue.deliver(compressor.compress(*job));
+      queue.recycle(std::move(job->raw.data));
+    }
   } catch (...) {
     queue.abort(std::current_exception());
   }

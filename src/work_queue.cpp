@@ -161,6 +161,19 @@ void WorkQueue::deliver(CodedBlock block) {
   cv_.notify_all();
 }
 
+void WorkQueue::recycle(std::vector<uint8_t> buffer) {
+  std::lock_guard lk(mu_);
+  spare_buffers_.push_back(std::move(buffer));
+}
+
+std::vector<uint8_t> WorkQueue::spare_buffer() {
+  std::lock_guard lk(mu_);
+  if (spare_buffers_.empty()) return {};
+  std::vector<uint8_t> b = std::move(spare_buffers_.back());
+  spare_buffers_.pop_back();
+  return b;
+}
+
 std::optional<CodedBlock> WorkQueue::take(uint64_t index) {
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] {
