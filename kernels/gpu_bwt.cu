@@ -34,6 +34,8 @@ constexpr int kThreads = 256;
 // the batch is active: on an H100 the segmented sort costs more per key beyond about a
 // third (kernels/NOTES.md).
 constexpr uint32_t kWideShare = 3;
+// Bits of a position in a block: blocks are under 2^20 bytes (900 kB at -9).
+constexpr int kBlockBits = 20;
 
 unsigned grid_for(uint32_t n) { return unsigned((n + kThreads - 1) / kThreads); }
 
@@ -52,9 +54,12 @@ __device__ uint32_t block_of(const uint32_t* start, uint32_t count, uint32_t i) 
   return lo;
 }
 
-// Key: the block id above the rotation's first `nbytes` bytes (read cyclically).
+uint64_t low_mask(int bits) { return (uint64_t(1) << bits) - 1; }
+
+// Key: the block id, the rotation's first `nbytes` bytes (read cyclically), and below
+// them its position in the block (`shift` bits), which the sort carries along unsorted.
 __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_t nblocks,
-                             uint32_t total, int nbytes, uint64_t* keys, uint32_t* vals) {
+                             uint32_t total, int nbytes, int shift, uint64_t* keys) {
   uint32_t i = blockIdx.x * kThreads + threadIdx.x;
   if (i >= total) return;
   uint32_t b = block_of(start, nblocks, i);
@@ -65,8 +70,7 @@ __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_
   } else {
     for (int c = 0; c < nbytes; c++) key = key << 8 | text[s + (j + c) % n];
   }
-  keys[i] = key;
-  vals[i] = i;
+  keys[i] = key << shift | j;
 }
 
 // Keys of an active rotation for the round that doubles the sorted prefix from h to 2h:
@@ -87,15 +91,16 @@ __device__ RoundEntry round_entry(const uint64_t* packed, uint32_t k, const uint
 }
 
 // Many active rotations: one radix sort of the whole set on (group, rank h further on,
-// local to the block), which needs no group boundaries.
+// local to the block), which needs no group boundaries. The rotation's position in its
+// block rides below, unsorted: keys alone move a third fewer bytes than key-value pairs.
 __global__ void doubling_keys_wide(const uint64_t* packed, uint32_t m, const uint32_t* rank,
                                    const uint32_t* start, uint32_t nblocks, uint32_t h,
-                                   int shift, uint64_t* keys, uint32_t* vals, uint32_t* pos) {
+                                   int shift, uint64_t* keys, uint32_t* pos) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= m) return;
   RoundEntry r = round_entry(packed, k, rank, start, nblocks, h);
-  keys[k] = uint64_t(r.group) << shift | (r.next - r.block_start);
-  vals[k] = r.i;
+  keys[k] = (uint64_t(r.group) << shift | (r.next - r.block_start)) << shift |
+            (r.i - r.block_start);
   pos[k] = r.pos;
 }
 
@@ -125,18 +130,35 @@ struct GroupStart {
   __device__ bool operator()(uint32_t k) const { return k == 0 || group[k] != group[k - 1]; }
 };
 
-// Whether entry k starts a group of the sorted order: after the first sort, equal keys
-// form a group; after a doubling round, equal keys within one old group.
-struct KeyHeads {
+// A sorted round as settle reads it: whether entry k starts a group (equal keys, and
+// after a segmented sort the same old group too) and which rotation it is.
+//   Packed: 64-bit keys whose low `shift` bits hold the rotation's position in its block,
+//   and whose bits from `block_shift` up name the block: its id, or (by_rank) a position
+//   in it, the group's rank.
+struct PackedSorted {
   const uint64_t* keys;
-  __device__ bool operator()(uint32_t k) const { return k == 0 || keys[k] != keys[k - 1]; }
+  int shift, block_shift;
+  bool by_rank;
+  const uint32_t* start;
+  uint32_t nblocks;
+  __device__ bool head(uint32_t k) const {
+    return k == 0 || keys[k] >> shift != keys[k - 1] >> shift;
+  }
+  __device__ uint32_t rotation(uint32_t k) const {
+    uint64_t key = keys[k];
+    uint32_t above = uint32_t(key >> block_shift);
+    uint32_t b = by_rank ? block_of(start, nblocks, above) : above;
+    return start[b] + uint32_t(key & ((uint64_t(1) << shift) - 1));
+  }
 };
-struct GroupKeyHeads {
+struct GroupedSorted {
   const uint32_t* group;
   const uint32_t* keys;
-  __device__ bool operator()(uint32_t k) const {
+  const uint32_t* rotations;
+  __device__ bool head(uint32_t k) const {
     return k == 0 || group[k] != group[k - 1] || keys[k] != keys[k - 1];
   }
+  __device__ uint32_t rotation(uint32_t k) const { return rotations[k]; }
 };
 
 __device__ uint32_t sorted_pos(const uint32_t* pos, uint32_t k) { return pos ? pos[k] : k; }
@@ -144,31 +166,33 @@ __device__ uint32_t sorted_pos(const uint32_t* pos, uint32_t k) { return pos ? p
 // Group heads contribute their sorted position; a max-scan then gives each rotation
 // the position of its group's head, its new rank. Read through an iterator, so the
 // scan reads the keys itself and no flags array is written.
-template <typename Heads>
+template <typename Sorted>
 struct HeadPosition {
-  Heads heads;
+  Sorted sorted;
   const uint32_t* pos;
-  __device__ uint32_t operator()(uint32_t k) const { return heads(k) ? sorted_pos(pos, k) : 0; }
+  __device__ uint32_t operator()(uint32_t k) const {
+    return sorted.head(k) ? sorted_pos(pos, k) : 0;
+  }
 };
 
-template <typename Heads>
-auto head_positions(Heads heads, const uint32_t* pos) {
+template <typename Sorted>
+auto head_positions(Sorted sorted, const uint32_t* pos) {
   return thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-                                         HeadPosition<Heads>{heads, pos});
+                                         HeadPosition<Sorted>{sorted, pos});
 }
 
 // New ranks; final rotations write their L byte (and origPtr) and drop out; groups that
 // span a whole rotation mark their block periodic and drop out too.
-template <typename Heads>
-__global__ void settle(Heads heads, const uint32_t* vals, const uint32_t* pos,
+template <typename Sorted>
+__global__ void settle(Sorted sorted, const uint32_t* pos,
                        const uint32_t* group_head, uint32_t m, const uint8_t* text,
                        const uint32_t* start, uint32_t nblocks, uint32_t covered,
                        uint32_t* rank, uint8_t* last, uint32_t* orig_ptr, uint8_t* periodic,
                        uint64_t* packed, uint8_t* keep) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= m) return;
-  bool single = heads(k) && (k + 1 == m || heads(k + 1));
-  uint32_t i = vals[k], p = sorted_pos(pos, k);
+  bool single = sorted.head(k) && (k + 1 == m || sorted.head(k + 1));
+  uint32_t i = sorted.rotation(k), p = sorted_pos(pos, k);
   rank[i] = group_head[k];
   uint32_t b = block_of(start, nblocks, i);
   uint32_t s = start[b], n = start[b + 1] - s;
@@ -245,10 +269,11 @@ struct GpuBwt::Impl {
 
   // Each CUB call asks how much scratch it needs: with temp null it only answers, which
   // sizes the one scratch area for the largest batch.
-  size_t radix_sort(cub::DoubleBuffer<uint64_t>& k, cub::DoubleBuffer<uint32_t>& v, uint32_t m,
-                    int end_bit, void* scratch) {
+  size_t radix_sort(cub::DoubleBuffer<uint64_t>& k, uint32_t m, int begin_bit, int end_bit,
+                    void* scratch) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch, bytes, k, v, m, 0, end_bit, stream));
+    CUDA_CHECK(
+        cub::DeviceRadixSort::SortKeys(scratch, bytes, k, m, begin_bit, end_bit, stream));
     return bytes;
   }
   // Sorts the active set by key within its groups: `offsets` gets each group's start
@@ -271,10 +296,10 @@ struct GpuBwt::Impl {
                                                    offsets, offsets + 1, stream));
     return std::max(select_bytes, sort_bytes);
   }
-  template <typename Heads>
-  size_t max_scan(Heads heads, const uint32_t* positions, uint32_t m, void* scratch) {
+  template <typename Sorted>
+  size_t max_scan(Sorted sorted, const uint32_t* positions, uint32_t m, void* scratch) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch, bytes, head_positions(heads, positions),
+    CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch, bytes, head_positions(sorted, positions),
                                               scanned, cuda::maximum<uint32_t>{}, m, stream));
     return bytes;
   }
@@ -291,12 +316,11 @@ struct GpuBwt::Impl {
   }
   // One round after a sort: ranks, final rotations, and the active set compacted from
   // `scratch_set` into `active`. Returns its size.
-  template <typename Heads>
-  uint32_t settle_round(Heads heads, const uint32_t* rotations, const uint32_t* positions,
-                        uint32_t m, uint32_t nblocks, uint32_t covered, uint64_t* scratch_set,
-                        uint64_t* active) {
-    max_scan(heads, positions, m, temp);
-    settle<<<grid_for(m), kThreads, 0, stream>>>(heads, rotations, positions, scanned, m, text,
+  template <typename Sorted>
+  uint32_t settle_round(Sorted sorted, const uint32_t* positions, uint32_t m, uint32_t nblocks,
+                        uint32_t covered, uint64_t* scratch_set, uint64_t* active) {
+    max_scan(sorted, positions, m, temp);
+    settle<<<grid_for(m), kThreads, 0, stream>>>(sorted, positions, scanned, m, text,
                                                  start, nblocks, covered, rank, last, orig_ptr,
                                                  periodic, scratch_set, keep);
     CUDA_CHECK(cudaGetLastError());
@@ -307,7 +331,8 @@ struct GpuBwt::Impl {
 
 GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Impl) {
   Impl& g = *impl_;
-  if (max_bytes >= (size_t(1) << 31)) throw GpuError("batch too large");
+  // A doubling round's key holds a rank in the batch and two positions in a block.
+  if (max_bytes > (size_t(1) << (64 - 2 * kBlockBits))) throw GpuError("batch too large");
   g.device = device;
   g.max_bytes = max_bytes;
   g.max_blocks = max_blocks;
@@ -345,10 +370,10 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   cub::DoubleBuffer<uint32_t> k32(reinterpret_cast<uint32_t*>(g.wide[0]),
                                   reinterpret_cast<uint32_t*>(g.wide[0]) + n);
   cub::DoubleBuffer<uint32_t> v(g.vals[0], g.vals[1]);
-  g.temp_bytes = std::max({g.radix_sort(k, v, m, 64, nullptr),
+  g.temp_bytes = std::max({g.radix_sort(k, m, 0, 64, nullptr),
                            g.group_sort(k32, v, m, g.scanned, nullptr),
-                           g.max_scan(KeyHeads{g.wide[0]}, g.pos, m, nullptr),
-                           g.max_scan(GroupKeyHeads{g.group, g.vals[0]}, g.pos, m, nullptr),
+                           g.max_scan(PackedSorted{}, g.pos, m, nullptr),
+                           g.max_scan(GroupedSorted{}, g.pos, m, nullptr),
                            g.select(g.wide[0], g.wide[1], m, nullptr)});
   g.temp = g.dev<uint8_t>(g.temp_bytes);
 }
@@ -381,6 +406,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     member.push_back(i);
   }
   if (member.empty()) return;
+  if (longest > (uint32_t(1) << kBlockBits)) throw GpuError("block too large");
   const uint32_t nb = uint32_t(member.size());
   g.h_start[nb] = total;
 
@@ -390,19 +416,21 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
                              cudaMemcpyHostToDevice, g.stream));
   CUDA_CHECK(cudaMemsetAsync(g.periodic, 0, nb, g.stream));
 
-  // First round: block id above as many leading bytes as fit in 64 bits.
+  // First round: the block id and as many leading bytes as fit in 64 bits above the
+  // rotation's position in its block (`shift` bits, carried along unsorted).
+  const int shift = bit_width(longest - 1);
   const int block_bits = bit_width(nb - 1);
-  const int nbytes = (64 - block_bits) / 8;
+  const int nbytes = (64 - shift - block_bits) / 8;
   cub::DoubleBuffer<uint64_t> k(g.wide[0], g.wide[1]);
-  cub::DoubleBuffer<uint32_t> v(g.vals[0], g.vals[1]);
   initial_keys<<<grid_for(total), kThreads, 0, g.stream>>>(g.text, g.start, nb, total, nbytes,
-                                                           k.Current(), v.Current());
+                                                           shift, k.Current());
   CUDA_CHECK(cudaGetLastError());
-  g.radix_sort(k, v, total, block_bits + 8 * nbytes, g.temp);
+  g.radix_sort(k, total, shift, shift + 8 * nbytes + block_bits, g.temp);
   uint32_t covered = uint32_t(nbytes);
   uint64_t* active = k.Current();  // the sorted keys are no longer needed once settled
-  uint32_t m = g.settle_round(KeyHeads{k.Current()}, v.Current(), nullptr, total, nb, covered,
-                              k.Alternate(), active);
+  uint32_t m = g.settle_round(
+      PackedSorted{k.Current(), shift, shift + 8 * nbytes, false, g.start, nb}, nullptr, total,
+      nb, covered, k.Alternate(), active);
   g.stats.bytes = total;
   g.stats.keys_sorted = total;
   g.stats.first_seconds = seconds();
@@ -410,35 +438,34 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   // Doubling rounds. While many rotations are active, a radix sort of all of them on
   // 64-bit keys (group, rank h further on) beats sorting within groups; once few are,
   // most groups are small and the segmented sort wins (kernels/NOTES.md).
-  const int shift = bit_width(longest - 1);
-  const int end_bit = shift + bit_width(total - 1);
+  const int end_bit = 2 * shift + bit_width(total - 1);
   while (m > 0) {
     uint64_t* other = active == g.wide[0] ? g.wide[1] : g.wide[0];
-    cub::DoubleBuffer<uint32_t> v32(g.vals[0], g.vals[1]);
     g.stats.rounds++;
     g.stats.keys_sorted += m;
     const uint32_t h = covered;
     covered *= 2;
     if (m > total / kWideShare) {
-      doubling_keys_wide<<<grid_for(m), kThreads, 0, g.stream>>>(
-          active, m, g.rank, g.start, nb, h, shift, other, g.vals[0], g.pos);
+      doubling_keys_wide<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.start, nb,
+                                                                h, shift, other, g.pos);
       CUDA_CHECK(cudaGetLastError());
       // The active set was read: its buffer is the sort's other half.
       cub::DoubleBuffer<uint64_t> k64(other, active);
-      g.radix_sort(k64, v32, m, end_bit, g.temp);
-      m = g.settle_round(KeyHeads{k64.Current()}, v32.Current(), g.pos, m, nb, covered,
-                         k64.Alternate(), k64.Current());
+      g.radix_sort(k64, m, shift, end_bit, g.temp);
+      m = g.settle_round(PackedSorted{k64.Current(), shift, 2 * shift, true, g.start, nb}, g.pos,
+                         m, nb, covered, k64.Alternate(), k64.Current());
       active = k64.Current();
     } else {
       uint32_t* keys = reinterpret_cast<uint32_t*>(other);
       cub::DoubleBuffer<uint32_t> k32(keys, keys + g.max_bytes);
+      cub::DoubleBuffer<uint32_t> v32(g.vals[0], g.vals[1]);
       doubling_keys_grouped<<<grid_for(m), kThreads, 0, g.stream>>>(
           active, m, g.rank, g.start, nb, h, keys, g.vals[0], g.pos, g.group);
       CUDA_CHECK(cudaGetLastError());
       g.group_sort(k32, v32, m, g.scanned, g.temp);
       // The old active set was read: settle writes over it, and the compacted set goes
       // where the keys were.
-      m = g.settle_round(GroupKeyHeads{g.group, k32.Current()}, v32.Current(), g.pos, m, nb,
+      m = g.settle_round(GroupedSorted{g.group, k32.Current(), v32.Current()}, g.pos, m, nb,
                          covered, active, other);
       active = other;
     }

@@ -32,8 +32,8 @@ class GpuBwt {
   // Device memory one byte of a batch takes (text, ranks, sort buffers, L).
   static constexpr size_t kDeviceBytesPerByte = 44;
 
-  // Reserves device and pinned host memory for batches of up to max_bytes in up to
-  // max_blocks blocks on `device`. Throws GpuError.
+  // Reserves device and pinned host memory for batches of up to max_bytes (16 MiB at
+  // most) in up to max_blocks blocks on `device`. Throws GpuError.
   GpuBwt(int device, size_t max_bytes, uint32_t max_blocks);
   ~GpuBwt();
   GpuBwt(const GpuBwt&) = delete;
@@ -41,7 +41,8 @@ class GpuBwt {
 
   // out[i] = the BWT of blocks[i] as bwt_forward gives it, or nullopt where the block has
   // equal rotations (a periodic block: bzip2's order of those is the CPU's job) or is
-  // empty. Throws GpuError; blocks must fit max_bytes and max_blocks.
+  // empty. Throws GpuError; blocks must fit max_bytes and max_blocks, and each under
+  // 2^20 bytes (bzip2's are at most 900 kB).
   void sort(const std::vector<BlockView>& blocks, std::vector<std::optional<BwtResult>>& out);
 
   size_t max_bytes() const;

@@ -86,7 +86,7 @@ static std::vector<std::vector<uint8_t>> cut_blocks(const std::vector<uint8_t>& 
 }
 
 static void test_gpu_bwt() {
-  GpuBwt gpu(0, 24 * size_t(format::kMaxBlockBytes), 256);
+  GpuBwt gpu(0, 18 * size_t(format::kMaxBlockBytes), 256);
   using corpus::generate;
   // Every kind, small and large, in one mixed batch; every block size from 0 to 40.
   std::vector<std::vector<uint8_t>> mixed;
