@@ -1,8 +1,13 @@
 #include "block_encoder.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "format.h"
 #include "huffman.h"
@@ -22,70 +27,185 @@ struct SymbolStats {
   int32_t freq[kMaxAlphaSize] = {};
 };
 
-// bzip2 writes a run of z zeros as z+1 in bijective base 2, digits RUNA=1 and RUNB=2,
-// least significant first, leaving out the leading 1.
-inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
-  for (z--;; z = (z - 2) / 2) {
-    uint16_t s = (z & 1) ? format::kRunB : format::kRunA;
-    *w++ = s;
-    freq[s]++;
-    if (z < 2) break;
-  }
-  return w;
+// std::popcount without the popcnt instruction of newer x86-64 levels, which would be
+// a library call.
+inline int ones(uint32_t x) {
+  x -= (x >> 1) & 0x55555555u;
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  return int((((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24);
 }
 
-// Moves c (not at the front) to the front of the list and returns its old position.
-// Most symbols sit within the first eight entries, so those are searched and shifted as
-// one 64-bit word; the rest uses memchr and memmove.
-inline int move_to_front_of(uint8_t* order, uint8_t c) {
-  if constexpr (std::endian::native == std::endian::little) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-    uint64_t w;
-    std::memcpy(&w, order, 8);
-    uint64_t x = w ^ (kOnes * c);
-    uint64_t hit = (x - kOnes) & ~x & kHigh;  // the lowest flagged byte is exact
+// Room past the symbols for put_zero_run's whole-word stores.
+constexpr size_t kMtfPad = 8;
+
+// bzip2 writes a run of z zeros as z+1 in bijective base 2, digits RUNA=0 and RUNB=1,
+// least significant first, leaving out the leading 1: the digits are the bits of z+1.
+// Eight digits are stored unconditionally (the output has kMtfPad spare) to avoid a
+// mispredicted loop exit per run.
+inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
+  const uint32_t x = z + 1;
+  const int digits = std::bit_width(x) - 1;
+#ifdef __SSE2__
+  const __m128i bits = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m128i set = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(short(x)), bits), bits);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(w), _mm_srli_epi16(set, 15));
+#else
+  for (int k = 0; k < 8; k++) w[k] = uint16_t((x >> k) & 1);
+#endif
+  for (int k = 8; k < digits; k++) w[k] = uint16_t((x >> k) & 1);
+  const int runb = ones(x) - 1;
+  freq[format::kRunB] += runb;
+  freq[format::kRunA] += digits - runb;
+  return w + digits;
+}
+
+// Length of the run of c starting at p, up to e.
+inline int32_t run_length(const uint8_t* p, const uint8_t* e, uint8_t c) {
+  const uint8_t* q = p;
+#ifdef __SSE2__
+  const __m128i key = _mm_set1_epi8(char(c));
+  for (; e - q >= 16; q += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    unsigned differ = ~unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, key))) & 0xffffu;
+    if (differ) return int32_t(q - p) + std::countr_zero(differ);
+  }
+#endif
+  while (q < e && *q == c) q++;
+  return int32_t(q - p);
+}
+
+// The MTF list of byte values. move() takes a value not at the front to the front and
+// returns its old position.
+#ifdef __SSE2__
+// Six in seven symbols sit within the first 32 entries, which live in registers: a compare
+// per register finds the symbol, a shift and a blend per register move it, and no memory
+// round trip lies on the chain from one symbol to the next. Further on, 16-byte steps
+// search the array and then shift it from the top down.
+class MtfList {
+ public:
+  // Works on the caller's array, which holds the initial order and has 16-byte alignment.
+  explicit MtfList(uint8_t* order) : order_(order) {
+    for (int r = 0; r < kRegs; r++)
+      head_[r] = _mm_load_si128(reinterpret_cast<const __m128i*>(order + 16 * r));
+  }
+  int move(uint8_t c) {
+    const __m128i key = _mm_set1_epi8(char(c));
+    uint64_t hit = 0;
+    __m128i shifted[kRegs];  // each register a byte on, taking in the last of the one before
+    __m128i carry = _mm_cvtsi32_si128(c);
+    for (int r = 0; r < kRegs; r++) {
+      hit |= uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(head_[r], key)))) << (16 * r);
+      shifted[r] = _mm_or_si128(_mm_slli_si128(head_[r], 1), carry);
+      carry = _mm_srli_si128(head_[r], 15);
+    }
     if (hit) {
-      int j = std::countr_zero(hit) >> 3;
-      uint64_t moved = j == 7 ? ~0ull : (uint64_t(1) << (8 * (j + 1))) - 1;
-      w = (w & ~moved) | ((w << 8) & moved) | c;
-      std::memcpy(order, &w, 8);
+      const int j = std::countr_zero(hit);
+      // Entries 0..j take their left neighbour, the rest stay.
+      const uint8_t* up_to_j = kUpTo.data() + kHead - 1 - j;
+      for (int r = 0; r < kRegs; r++) {
+        __m128i moved = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up_to_j + 16 * r));
+        head_[r] =
+            _mm_or_si128(_mm_and_si128(moved, shifted[r]), _mm_andnot_si128(moved, head_[r]));
+      }
       return j;
     }
+    int j = kHead;
+    unsigned far;
+    for (;; j += 16) {
+      __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(order_ + j));
+      far = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, key)));
+      if (far) break;
+    }
+    j += std::countr_zero(far);
+    // The array's head is refreshed first. Each load reads bytes that no store in the
+    // loop has written yet; the last store puts entries 0..15 a byte further on.
+    for (int r = 0; r < kRegs; r++)
+      _mm_store_si128(reinterpret_cast<__m128i*>(order_ + 16 * r), head_[r]);
+    for (int p = j - 16; p > 0; p -= 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(order_ + p));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + p + 1), v);
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + 1), head_[0]);
+    for (int r = 0; r < kRegs; r++) head_[r] = shifted[r];
+    return j;
   }
-  int j = int(static_cast<const uint8_t*>(std::memchr(order, c, 256)) - order);
-  std::memmove(order + 1, order, size_t(j));
-  order[0] = c;
-  return j;
-}
 
+ private:
+  static constexpr int kRegs = 2, kHead = 16 * kRegs;
+  // kHead bytes of ones, then as many zeros: from kUpTo + kHead - 1 - j on, the first
+  // j + 1 bytes are ones.
+  static constexpr auto kUpTo = [] {
+    std::array<uint8_t, 2 * kHead> t{};
+    for (int i = 0; i < kHead; i++) t[size_t(i)] = 0xff;
+    return t;
+  }();
+  __m128i head_[kRegs];
+  uint8_t* order_;  // entries kHead.. are current; the head is in head_
+};
+#else
+// Most symbols sit within the first eight entries, so those are searched and shifted as
+// one 64-bit word; the rest uses memchr and memmove.
+class MtfList {
+ public:
+  explicit MtfList(uint8_t* order) : order_(order) {}
+  int move(uint8_t c) {
+    if constexpr (std::endian::native == std::endian::little) {
+      constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      uint64_t w;
+      std::memcpy(&w, order_, 8);
+      uint64_t x = w ^ (kOnes * c);
+      uint64_t hit = (x - kOnes) & ~x & kHigh;  // the lowest flagged byte is exact
+      if (hit) {
+        int j = std::countr_zero(hit) >> 3;
+        uint64_t moved = j == 7 ? ~0ull : (uint64_t(1) << (8 * (j + 1))) - 1;
+        w = (w & ~moved) | ((w << 8) & moved) | c;
+        std::memcpy(order_, &w, 8);
+        return j;
+      }
+    }
+    int j = int(static_cast<const uint8_t*>(std::memchr(order_, c, 256)) - order_);
+    std::memmove(order_ + 1, order_, size_t(j));
+    order_[0] = c;
+    return j;
+  }
+
+ private:
+  uint8_t* order_;
+};
+#endif
+
+// The list holds byte values rather than their ranks among the bytes in use: both orders
+// are ascending, so positions agree, and the search needs no translation.
 SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, uint16_t* out) {
   SymbolStats st;
-  uint8_t to_seq[256];
+  alignas(16) uint8_t order[256];
   int used = 0;
   for (int c = 0; c < 256; c++)
-    if (in_use[c]) to_seq[c] = uint8_t(used++);
+    if (in_use[c]) order[used++] = uint8_t(c);
+  for (int c = 0, k = used; c < 256; c++)
+    if (!in_use[c]) order[k++] = uint8_t(c);
+  const uint8_t first = order[0];
+  MtfList list(order);
   st.alpha = used + 2;
   const uint16_t eob = uint16_t(used + 1);
 
-  uint8_t order[256];
-  for (int i = 0; i < 256; i++) order[i] = uint8_t(i);
   uint16_t* w = out;
-  uint32_t zeros = 0;
-  for (int32_t i = 0; i < n; i++) {
-    uint8_t c = to_seq[last[i]];
-    if (order[0] == c) {
-      zeros++;
-      continue;
-    }
+  const uint8_t* p = last;
+  const uint8_t* const e = last + n;
+  // A symbol equal to the one before is MTF position 0: whole runs of them are found at
+  // once and coded as one zero run.
+  for (uint8_t front = first;;) {
+    const int32_t zeros = run_length(p, e, front);
     if (zeros) {
-      w = put_zero_run(w, zeros, st.freq);
-      zeros = 0;
+      w = put_zero_run(w, uint32_t(zeros), st.freq);
+      p += zeros;
     }
-    int j = move_to_front_of(order, c);
+    if (p == e) break;
+    front = *p++;
+    const int j = list.move(front);
     *w++ = uint16_t(j + 1);
     st.freq[j + 1]++;
   }
-  if (zeros) w = put_zero_run(w, zeros, st.freq);
   *w++ = eob;
   st.freq[eob]++;
   st.count = int32_t(w - out);
@@ -169,7 +289,7 @@ void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t bl
                   EncoderWorkspace& ws, BitWriter& out) {
   bool in_use[256] = {};
   for (int32_t i = 0; i < n; i++) in_use[last[i]] = true;
-  ws.mtf.resize(size_t(n) + 1);
+  ws.mtf.resize(size_t(n) + 1 + kMtfPad);
   SymbolStats st = move_to_front(last, n, in_use, ws.mtf.data());
 
   const int groups = group_count(st.count);
