@@ -236,15 +236,26 @@ void initial_lengths(const SymbolStats& st, int groups, uint8_t (*len)[kMaxAlpha
   }
 }
 
+// Adds `step` to the counts of the symbols in [p, e).
+inline void count_symbols(int32_t (*freq)[kMaxAlphaSize], const uint16_t* p,
+                          const uint16_t* e, int32_t step) {
+  for (; p + 1 < e; p += 2) {
+    freq[0][p[0]] += step;
+    freq[1][p[1]] += step;
+  }
+  if (p < e) freq[0][p[0]] += step;
+}
+
 // Four rounds of: give each 50-symbol group the cheapest table, then rebuild every table
 // from the symbols it was given.
 int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
                       uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors) {
-  int32_t nsel = 0;
+  // Symbol counts per table, kept from round to round: only groups that change table
+  // are counted again. Two counter sets, alternating by position: runs of one symbol
+  // would otherwise chain every increment on the previous one.
+  int32_t freq[kMaxGroups][2][kMaxAlphaSize] = {};
+  const int32_t nsel = (st.count + kGroupSize - 1) / kGroupSize;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
-    // Two counter sets, alternating by position: runs of one symbol would otherwise
-    // chain every increment on the previous one.
-    int32_t freq[2][kMaxGroups][kMaxAlphaSize] = {};
     // The costs of all tables for one symbol in 16-bit lanes, summed with one vector add
     // per symbol: a group costs at most 50 * 17.
     CostLanes cost_of[kMaxAlphaSize];
@@ -253,31 +264,32 @@ int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
       for (int t = 0; t < groups; t++) c[t] = len[t][v];
       cost_of[v] = c;
     }
-    nsel = 0;
-    for (int32_t gs = 0; gs < st.count; gs += kGroupSize) {
-      int32_t ge = std::min(gs + kGroupSize, st.count);
-      CostLanes sum = {};
-      for (int32_t i = gs; i < ge; i++) sum += cost_of[mtf[i]];
-      int best = 0;
-      uint32_t best_cost = sum[0];
-      for (int t = 1; t < groups; t++) {
-        uint32_t c = sum[t];
-        if (c < best_cost) {
-          best_cost = c;
-          best = t;
-        }
+    for (int32_t g = 0; g < nsel; g++) {
+      const uint16_t* p = mtf + g * kGroupSize;
+      const uint16_t* e = mtf + std::min(g * kGroupSize + kGroupSize, st.count);
+      // Two sums, so that the adds do not form one long chain.
+      CostLanes sum = {}, sum2 = {};
+      const uint16_t* q = p;
+      for (; q + 1 < e; q += 2) {
+        sum += cost_of[q[0]];
+        sum2 += cost_of[q[1]];
       }
-      selectors[nsel++] = uint8_t(best);
-      int32_t i = gs;
-      for (; i + 1 < ge; i += 2) {
-        freq[0][best][mtf[i]]++;
-        freq[1][best][mtf[i + 1]]++;
+      if (q < e) sum += cost_of[q[0]];
+      sum += sum2;
+      // The cheapest table, the first of equals: cost and number in one key, no branches.
+      uint32_t best_key = uint32_t(sum[0]) << 3;
+      for (int t = 1; t < groups; t++) best_key = std::min(best_key, uint32_t(sum[t]) << 3 | t);
+      const int best = int(best_key & 7);
+      if (iter == 0 || best != selectors[g]) {
+        if (iter > 0) count_symbols(freq[selectors[g]], p, e, -1);
+        count_symbols(freq[best], p, e, 1);
+        selectors[g] = uint8_t(best);
       }
-      if (i < ge) freq[0][best][mtf[i]]++;
     }
     for (int t = 0; t < groups; t++) {
-      for (int v = 0; v < st.alpha; v++) freq[0][t][v] += freq[1][t][v];
-      make_code_lengths(len[t], freq[0][t], st.alpha, format::kEncodeCodeLen);
+      int32_t total[kMaxAlphaSize];
+      for (int v = 0; v < st.alpha; v++) total[v] = freq[t][0][v] + freq[t][1][v];
+      make_code_lengths(len[t], total, st.alpha, format::kEncodeCodeLen);
     }
   }
   return nsel;
