@@ -247,14 +247,14 @@ inline void count_symbols(int32_t (*freq)[kMaxAlphaSize], const uint16_t* p,
 }
 
 // Four rounds of: give each 50-symbol group the cheapest table, then rebuild every table
-// from the symbols it was given.
-int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
-                      uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors) {
+// from the symbols it was given. Returns the number of bits the symbols take.
+uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, int32_t nsel,
+                       uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors) {
   // Symbol counts per table, kept from round to round: only groups that change table
   // are counted again. Two counter sets, alternating by position: runs of one symbol
   // would otherwise chain every increment on the previous one.
   int32_t freq[kMaxGroups][2][kMaxAlphaSize] = {};
-  const int32_t nsel = (st.count + kGroupSize - 1) / kGroupSize;
+  uint64_t bits = 0;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
     // The costs of all tables for one symbol in 16-bit lanes, summed with one vector add
     // per symbol: a group costs at most 50 * 17.
@@ -290,9 +290,11 @@ int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
       int32_t total[kMaxAlphaSize];
       for (int v = 0; v < st.alpha; v++) total[v] = freq[t][0][v] + freq[t][1][v];
       make_code_lengths(len[t], total, st.alpha, format::kEncodeCodeLen);
+      if (iter == format::kTableIterations - 1)
+        for (int v = 0; v < st.alpha; v++) bits += uint64_t(total[v]) * len[t][v];
     }
   }
-  return nsel;
+  return bits;
 }
 
 }  // namespace
@@ -307,8 +309,10 @@ void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t bl
   const int groups = group_count(st.count);
   uint8_t len[kMaxGroups][kMaxAlphaSize];
   initial_lengths(st, groups, len);
-  ws.selectors.resize(size_t(st.count / kGroupSize + 1));
-  const int32_t nsel = choose_tables(ws.mtf.data(), st, groups, len, ws.selectors.data());
+  const int32_t nsel = (st.count + kGroupSize - 1) / kGroupSize;
+  ws.selectors.resize(size_t(nsel));
+  const uint64_t data_bits =
+      choose_tables(ws.mtf.data(), st, groups, nsel, len, ws.selectors.data());
 
   out.put48(format::kBlockMagic);
   out.put(32, block_crc);
@@ -344,13 +348,19 @@ void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t bl
     }
   }
 
-  uint32_t code[kMaxGroups][kMaxAlphaSize];
-  for (int t = 0; t < groups; t++) assign_codes(code[t], len[t], st.alpha);
+  // Code and length of each symbol in one word: code << 5 | length.
+  uint32_t coded[kMaxGroups][kMaxAlphaSize];
+  for (int t = 0; t < groups; t++) {
+    uint32_t code[kMaxAlphaSize];
+    assign_codes(code, len[t], st.alpha);
+    for (int v = 0; v < st.alpha; v++) coded[t][v] = code[v] << 5 | len[t][v];
+  }
   const uint16_t* mtf = ws.mtf.data();
+  BitWriter::Burst burst(out, data_bits);
   for (int32_t s = 0, gs = 0; gs < st.count; s++, gs += kGroupSize) {
-    const int t = ws.selectors[size_t(s)];
+    const uint32_t* table = coded[ws.selectors[size_t(s)]];
     const int32_t ge = std::min(gs + kGroupSize, st.count);
-    for (int32_t i = gs; i < ge; i++) out.put(len[t][mtf[i]], code[t][mtf[i]]);
+    for (int32_t i = gs; i < ge; i++) burst.put(int(table[mtf[i]] & 31), table[mtf[i]] >> 5);
   }
 }
 
