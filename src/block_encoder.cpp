@@ -193,10 +193,11 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, ui
   const uint8_t* p = last;
   const uint8_t* const e = last + n;
   // A symbol equal to the one before is MTF position 0: whole runs of them are found at
-  // once and coded as one zero run.
+  // once and coded as one zero run. Most symbols start none, which one byte compare
+  // tells more cheaply than the vector scan.
   for (uint8_t front = first;;) {
-    const int32_t zeros = run_length(p, e, front);
-    if (zeros) {
+    if (p < e && *p == front) {
+      const int32_t zeros = run_length(p, e, front);
       w = put_zero_run(w, uint32_t(zeros), st.freq);
       p += zeros;
     }
