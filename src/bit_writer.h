@@ -1,7 +1,9 @@
 // MSB-first bit packing, as .bz2 stores every field.
 #pragma once
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace gpbzip2 {
@@ -55,6 +57,45 @@ class BitWriter {
     return bytes_;
   }
   void reserve(size_t n) { bytes_.reserve(n); }
+
+  // Puts many codes fast, for the data of a block. The state lives in locals, which byte
+  // stores cannot alias (members would go through memory on every put), and each put
+  // stores eight bytes unconditionally instead of testing for a full word. At most
+  // `max_bits` bits go through one Burst, and the writer waits until it is destroyed.
+  class Burst {
+   public:
+    Burst(BitWriter& w, uint64_t max_bits) : w_(w), acc_(w.acc_), nacc_(w.nacc_) {
+      const size_t used = w.bytes_.size();
+      w.bytes_.resize(used + (size_t(nacc_) + max_bits) / 8 + 8);
+      p_ = w.bytes_.data() + used;
+      // Whole pending bytes are written out by the first put.
+    }
+    ~Burst() {
+      while (nacc_ >= 8) {
+        nacc_ -= 8;
+        *p_++ = uint8_t(acc_ >> nacc_);
+      }
+      w_.bytes_.resize(size_t(p_ - w_.bytes_.data()));
+      w_.acc_ = acc_;
+      w_.nacc_ = nacc_;
+    }
+    // Appends the `n` bits of `v`: 1 <= n <= 32 and v < 2^n.
+    void put(int n, uint32_t v) {
+      acc_ = (acc_ << n) | v;
+      nacc_ += n;
+      uint64_t top = acc_ << (64 - nacc_);  // pending bits from bit 63 down
+      if constexpr (std::endian::native == std::endian::little) top = __builtin_bswap64(top);
+      std::memcpy(p_, &top, 8);
+      p_ += nacc_ >> 3;
+      nacc_ &= 7;
+    }
+
+   private:
+    BitWriter& w_;
+    uint64_t acc_;
+    int nacc_;
+    uint8_t* p_;
+  };
 
  private:
   std::vector<uint8_t> bytes_;

@@ -1,8 +1,13 @@
 #include "block_encoder.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "format.h"
 #include "huffman.h"
@@ -22,70 +27,186 @@ struct SymbolStats {
   int32_t freq[kMaxAlphaSize] = {};
 };
 
-// bzip2 writes a run of z zeros as z+1 in bijective base 2, digits RUNA=1 and RUNB=2,
-// least significant first, leaving out the leading 1.
-inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
-  for (z--;; z = (z - 2) / 2) {
-    uint16_t s = (z & 1) ? format::kRunB : format::kRunA;
-    *w++ = s;
-    freq[s]++;
-    if (z < 2) break;
-  }
-  return w;
+// std::popcount without the popcnt instruction of newer x86-64 levels, which would be
+// a library call.
+inline int ones(uint32_t x) {
+  x -= (x >> 1) & 0x55555555u;
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  return int((((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24);
 }
 
-// Moves c (not at the front) to the front of the list and returns its old position.
-// Most symbols sit within the first eight entries, so those are searched and shifted as
-// one 64-bit word; the rest uses memchr and memmove.
-inline int move_to_front_of(uint8_t* order, uint8_t c) {
-  if constexpr (std::endian::native == std::endian::little) {
-    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
-    uint64_t w;
-    std::memcpy(&w, order, 8);
-    uint64_t x = w ^ (kOnes * c);
-    uint64_t hit = (x - kOnes) & ~x & kHigh;  // the lowest flagged byte is exact
+// Room past the symbols for put_zero_run's whole-word stores.
+constexpr size_t kMtfPad = 8;
+
+// bzip2 writes a run of z zeros as z+1 in bijective base 2, digits RUNA=0 and RUNB=1,
+// least significant first, leaving out the leading 1: the digits are the bits of z+1.
+// Eight digits are stored unconditionally (the output has kMtfPad spare) to avoid a
+// mispredicted loop exit per run.
+inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
+  const uint32_t x = z + 1;
+  const int digits = std::bit_width(x) - 1;
+#ifdef __SSE2__
+  const __m128i bits = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m128i set = _mm_cmpeq_epi16(_mm_and_si128(_mm_set1_epi16(short(x)), bits), bits);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(w), _mm_srli_epi16(set, 15));
+#else
+  for (int k = 0; k < 8; k++) w[k] = uint16_t((x >> k) & 1);
+#endif
+  for (int k = 8; k < digits; k++) w[k] = uint16_t((x >> k) & 1);
+  const int runb = ones(x) - 1;
+  freq[format::kRunB] += runb;
+  freq[format::kRunA] += digits - runb;
+  return w + digits;
+}
+
+// Length of the run of c starting at p, up to e.
+inline int32_t run_length(const uint8_t* p, const uint8_t* e, uint8_t c) {
+  const uint8_t* q = p;
+#ifdef __SSE2__
+  const __m128i key = _mm_set1_epi8(char(c));
+  for (; e - q >= 16; q += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    unsigned differ = ~unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, key))) & 0xffffu;
+    if (differ) return int32_t(q - p) + std::countr_zero(differ);
+  }
+#endif
+  while (q < e && *q == c) q++;
+  return int32_t(q - p);
+}
+
+// The MTF list of byte values. move() takes a value not at the front to the front and
+// returns its old position.
+#ifdef __SSE2__
+// Six in seven symbols sit within the first 32 entries, which live in registers: a compare
+// per register finds the symbol, a shift and a blend per register move it, and no memory
+// round trip lies on the chain from one symbol to the next. Further on, 16-byte steps
+// search the array and then shift it from the top down.
+class MtfList {
+ public:
+  // Works on the caller's array, which holds the initial order and has 16-byte alignment.
+  explicit MtfList(uint8_t* order) : order_(order) {
+    for (int r = 0; r < kRegs; r++)
+      head_[r] = _mm_load_si128(reinterpret_cast<const __m128i*>(order + 16 * r));
+  }
+  int move(uint8_t c) {
+    const __m128i key = _mm_set1_epi8(char(c));
+    uint64_t hit = 0;
+    __m128i shifted[kRegs];  // each register a byte on, taking in the last of the one before
+    __m128i carry = _mm_cvtsi32_si128(c);
+    for (int r = 0; r < kRegs; r++) {
+      hit |= uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(head_[r], key)))) << (16 * r);
+      shifted[r] = _mm_or_si128(_mm_slli_si128(head_[r], 1), carry);
+      carry = _mm_srli_si128(head_[r], 15);
+    }
     if (hit) {
-      int j = std::countr_zero(hit) >> 3;
-      uint64_t moved = j == 7 ? ~0ull : (uint64_t(1) << (8 * (j + 1))) - 1;
-      w = (w & ~moved) | ((w << 8) & moved) | c;
-      std::memcpy(order, &w, 8);
+      const int j = std::countr_zero(hit);
+      // Entries 0..j take their left neighbour, the rest stay.
+      const uint8_t* up_to_j = kUpTo.data() + kHead - 1 - j;
+      for (int r = 0; r < kRegs; r++) {
+        __m128i moved = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up_to_j + 16 * r));
+        head_[r] =
+            _mm_or_si128(_mm_and_si128(moved, shifted[r]), _mm_andnot_si128(moved, head_[r]));
+      }
       return j;
     }
+    int j = kHead;
+    unsigned far;
+    for (;; j += 16) {
+      __m128i v = _mm_load_si128(reinterpret_cast<const __m128i*>(order_ + j));
+      far = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, key)));
+      if (far) break;
+    }
+    j += std::countr_zero(far);
+    // The array's head is refreshed first. Each load reads bytes that no store in the
+    // loop has written yet; the last store puts entries 0..15 a byte further on.
+    for (int r = 0; r < kRegs; r++)
+      _mm_store_si128(reinterpret_cast<__m128i*>(order_ + 16 * r), head_[r]);
+    for (int p = j - 16; p > 0; p -= 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(order_ + p));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + p + 1), v);
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + 1), head_[0]);
+    for (int r = 0; r < kRegs; r++) head_[r] = shifted[r];
+    return j;
   }
-  int j = int(static_cast<const uint8_t*>(std::memchr(order, c, 256)) - order);
-  std::memmove(order + 1, order, size_t(j));
-  order[0] = c;
-  return j;
-}
 
+ private:
+  static constexpr int kRegs = 2, kHead = 16 * kRegs;
+  // kHead bytes of ones, then as many zeros: from kUpTo + kHead - 1 - j on, the first
+  // j + 1 bytes are ones.
+  static constexpr auto kUpTo = [] {
+    std::array<uint8_t, 2 * kHead> t{};
+    for (int i = 0; i < kHead; i++) t[size_t(i)] = 0xff;
+    return t;
+  }();
+  __m128i head_[kRegs];
+  uint8_t* order_;  // entries kHead.. are current; the head is in head_
+};
+#else
+// Most symbols sit within the first eight entries, so those are searched and shifted as
+// one 64-bit word; the rest uses memchr and memmove.
+class MtfList {
+ public:
+  explicit MtfList(uint8_t* order) : order_(order) {}
+  int move(uint8_t c) {
+    if constexpr (std::endian::native == std::endian::little) {
+      constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      uint64_t w;
+      std::memcpy(&w, order_, 8);
+      uint64_t x = w ^ (kOnes * c);
+      uint64_t hit = (x - kOnes) & ~x & kHigh;  // the lowest flagged byte is exact
+      if (hit) {
+        int j = std::countr_zero(hit) >> 3;
+        uint64_t moved = j == 7 ? ~0ull : (uint64_t(1) << (8 * (j + 1))) - 1;
+        w = (w & ~moved) | ((w << 8) & moved) | c;
+        std::memcpy(order_, &w, 8);
+        return j;
+      }
+    }
+    int j = int(static_cast<const uint8_t*>(std::memchr(order_, c, 256)) - order_);
+    std::memmove(order_ + 1, order_, size_t(j));
+    order_[0] = c;
+    return j;
+  }
+
+ private:
+  uint8_t* order_;
+};
+#endif
+
+// The list holds byte values rather than their ranks among the bytes in use: both orders
+// are ascending, so positions agree, and the search needs no translation.
 SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, uint16_t* out) {
   SymbolStats st;
-  uint8_t to_seq[256];
+  alignas(16) uint8_t order[256];
   int used = 0;
   for (int c = 0; c < 256; c++)
-    if (in_use[c]) to_seq[c] = uint8_t(used++);
+    if (in_use[c]) order[used++] = uint8_t(c);
+  for (int c = 0, k = used; c < 256; c++)
+    if (!in_use[c]) order[k++] = uint8_t(c);
+  const uint8_t first = order[0];
+  MtfList list(order);
   st.alpha = used + 2;
   const uint16_t eob = uint16_t(used + 1);
 
-  uint8_t order[256];
-  for (int i = 0; i < 256; i++) order[i] = uint8_t(i);
   uint16_t* w = out;
-  uint32_t zeros = 0;
-  for (int32_t i = 0; i < n; i++) {
-    uint8_t c = to_seq[last[i]];
-    if (order[0] == c) {
-      zeros++;
-      continue;
+  const uint8_t* p = last;
+  const uint8_t* const e = last + n;
+  // A symbol equal to the one before is MTF position 0: whole runs of them are found at
+  // once and coded as one zero run. Most symbols start none, which one byte compare
+  // tells more cheaply than the vector scan.
+  for (uint8_t front = first;;) {
+    if (p < e && *p == front) {
+      const int32_t zeros = run_length(p, e, front);
+      w = put_zero_run(w, uint32_t(zeros), st.freq);
+      p += zeros;
     }
-    if (zeros) {
-      w = put_zero_run(w, zeros, st.freq);
-      zeros = 0;
-    }
-    int j = move_to_front_of(order, c);
+    if (p == e) break;
+    front = *p++;
+    const int j = list.move(front);
     *w++ = uint16_t(j + 1);
     st.freq[j + 1]++;
   }
-  if (zeros) w = put_zero_run(w, zeros, st.freq);
   *w++ = eob;
   st.freq[eob]++;
   st.count = int32_t(w - out);
@@ -116,15 +237,26 @@ void initial_lengths(const SymbolStats& st, int groups, uint8_t (*len)[kMaxAlpha
   }
 }
 
+// Adds `step` to the counts of the symbols in [p, e).
+inline void count_symbols(int32_t (*freq)[kMaxAlphaSize], const uint16_t* p,
+                          const uint16_t* e, int32_t step) {
+  for (; p + 1 < e; p += 2) {
+    freq[0][p[0]] += step;
+    freq[1][p[1]] += step;
+  }
+  if (p < e) freq[0][p[0]] += step;
+}
+
 // Four rounds of: give each 50-symbol group the cheapest table, then rebuild every table
-// from the symbols it was given.
-int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
-                      uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors) {
-  int32_t nsel = 0;
+// from the symbols it was given. Returns the number of bits the symbols take.
+uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, int32_t nsel,
+                       uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors) {
+  // Symbol counts per table, kept from round to round: only groups that change table
+  // are counted again. Two counter sets, alternating by position: runs of one symbol
+  // would otherwise chain every increment on the previous one.
+  int32_t freq[kMaxGroups][2][kMaxAlphaSize] = {};
+  uint64_t bits = 0;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
-    // Two counter sets, alternating by position: runs of one symbol would otherwise
-    // chain every increment on the previous one.
-    int32_t freq[2][kMaxGroups][kMaxAlphaSize] = {};
     // The costs of all tables for one symbol in 16-bit lanes, summed with one vector add
     // per symbol: a group costs at most 50 * 17.
     CostLanes cost_of[kMaxAlphaSize];
@@ -133,50 +265,66 @@ int32_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups,
       for (int t = 0; t < groups; t++) c[t] = len[t][v];
       cost_of[v] = c;
     }
-    nsel = 0;
-    for (int32_t gs = 0; gs < st.count; gs += kGroupSize) {
-      int32_t ge = std::min(gs + kGroupSize, st.count);
-      CostLanes sum = {};
-      for (int32_t i = gs; i < ge; i++) sum += cost_of[mtf[i]];
-      int best = 0;
-      uint32_t best_cost = sum[0];
-      for (int t = 1; t < groups; t++) {
-        uint32_t c = sum[t];
-        if (c < best_cost) {
-          best_cost = c;
-          best = t;
-        }
+    for (int32_t g = 0; g < nsel; g++) {
+      const uint16_t* p = mtf + g * kGroupSize;
+      const uint16_t* e = mtf + std::min(g * kGroupSize + kGroupSize, st.count);
+      // Two sums, so that the adds do not form one long chain.
+      CostLanes sum = {}, sum2 = {};
+      const uint16_t* q = p;
+      for (; q + 1 < e; q += 2) {
+        sum += cost_of[q[0]];
+        sum2 += cost_of[q[1]];
       }
-      selectors[nsel++] = uint8_t(best);
-      int32_t i = gs;
-      for (; i + 1 < ge; i += 2) {
-        freq[0][best][mtf[i]]++;
-        freq[1][best][mtf[i + 1]]++;
+      if (q < e) sum += cost_of[q[0]];
+      sum += sum2;
+      // The cheapest table, the first of equals: cost and number in one key, no branches.
+      uint32_t best_key = uint32_t(sum[0]) << 3;
+      for (int t = 1; t < groups; t++) best_key = std::min(best_key, uint32_t(sum[t]) << 3 | t);
+      const int best = int(best_key & 7);
+      if (iter == 0 || best != selectors[g]) {
+        if (iter > 0) count_symbols(freq[selectors[g]], p, e, -1);
+        count_symbols(freq[best], p, e, 1);
+        selectors[g] = uint8_t(best);
       }
-      if (i < ge) freq[0][best][mtf[i]]++;
     }
     for (int t = 0; t < groups; t++) {
-      for (int v = 0; v < st.alpha; v++) freq[0][t][v] += freq[1][t][v];
-      make_code_lengths(len[t], freq[0][t], st.alpha, format::kEncodeCodeLen);
+      int32_t total[kMaxAlphaSize];
+      for (int v = 0; v < st.alpha; v++) total[v] = freq[t][0][v] + freq[t][1][v];
+      make_code_lengths(len[t], total, st.alpha, format::kEncodeCodeLen);
+      if (iter == format::kTableIterations - 1)
+        for (int v = 0; v < st.alpha; v++) bits += uint64_t(total[v]) * len[t][v];
     }
   }
-  return nsel;
+  return bits;
 }
 
 }  // namespace
 
 void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
                   EncoderWorkspace& ws, BitWriter& out) {
-  bool in_use[256] = {};
-  for (int32_t i = 0; i < n; i++) in_use[last[i]] = true;
-  ws.mtf.resize(size_t(n) + 1);
+  // Four tables filled in turn: measured a quarter faster than one table, as back-to-back
+  // stores then rarely go to one address.
+  bool seen[4][256] = {};
+  int32_t i = 0;
+  for (; i + 3 < n; i += 4) {
+    seen[0][last[i]] = true;
+    seen[1][last[i + 1]] = true;
+    seen[2][last[i + 2]] = true;
+    seen[3][last[i + 3]] = true;
+  }
+  for (; i < n; i++) seen[0][last[i]] = true;
+  bool in_use[256];
+  for (int c = 0; c < 256; c++) in_use[c] = seen[0][c] | seen[1][c] | seen[2][c] | seen[3][c];
+  ws.mtf.resize(size_t(n) + 1 + kMtfPad);
   SymbolStats st = move_to_front(last, n, in_use, ws.mtf.data());
 
   const int groups = group_count(st.count);
   uint8_t len[kMaxGroups][kMaxAlphaSize];
   initial_lengths(st, groups, len);
-  ws.selectors.resize(size_t(st.count / kGroupSize + 1));
-  const int32_t nsel = choose_tables(ws.mtf.data(), st, groups, len, ws.selectors.data());
+  const int32_t nsel = (st.count + kGroupSize - 1) / kGroupSize;
+  ws.selectors.resize(size_t(nsel));
+  const uint64_t data_bits =
+      choose_tables(ws.mtf.data(), st, groups, nsel, len, ws.selectors.data());
 
   out.put48(format::kBlockMagic);
   out.put(32, block_crc);
@@ -212,13 +360,19 @@ void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t bl
     }
   }
 
-  uint32_t code[kMaxGroups][kMaxAlphaSize];
-  for (int t = 0; t < groups; t++) assign_codes(code[t], len[t], st.alpha);
+  // Code and length of each symbol in one word: code << 5 | length.
+  uint32_t coded[kMaxGroups][kMaxAlphaSize];
+  for (int t = 0; t < groups; t++) {
+    uint32_t code[kMaxAlphaSize];
+    assign_codes(code, len[t], st.alpha);
+    for (int v = 0; v < st.alpha; v++) coded[t][v] = code[v] << 5 | len[t][v];
+  }
   const uint16_t* mtf = ws.mtf.data();
+  BitWriter::Burst burst(out, data_bits);
   for (int32_t s = 0, gs = 0; gs < st.count; s++, gs += kGroupSize) {
-    const int t = ws.selectors[size_t(s)];
+    const uint32_t* table = coded[ws.selectors[size_t(s)]];
     const int32_t ge = std::min(gs + kGroupSize, st.count);
-    for (int32_t i = gs; i < ge; i++) out.put(len[t][mtf[i]], code[t][mtf[i]]);
+    for (int32_t i = gs; i < ge; i++) burst.put(int(table[mtf[i]] & 31), table[mtf[i]] >> 5);
   }
 }
 

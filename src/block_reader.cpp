@@ -107,18 +107,41 @@ bool BlockReader::next(RawBlock& out) {
 }
 
 uint32_t block_crc(const uint8_t* rle, size_t n) {
+  // The original bytes are rebuilt a few kilobytes at a time and fed to the CRC in bulk:
+  // runs can be dense, and a CRC call per run costs more than the copying.
+  constexpr size_t kChunk = 4096;
+  uint8_t buf[kChunk + 260];
+  size_t fill = 0;
   uint32_t crc = 0xffffffffu;
   const uint8_t* p = rle;
   const uint8_t* const e = rle + n;
-  while (e - p >= 4) {
-    const uint8_t* run = find_run4(p, e - 3);
-    if (run == e - 3) break;
+  while (p < e) {
     // Four equal bytes are always followed by a count of further copies.
-    crc = crc32_update(crc, p, size_t(run + 4 - p));
-    for (int k = run + 4 < e ? run[4] : 0; k > 0; k--) crc = crc32_byte(crc, run[0]);
-    p = std::min(run + 5, e);
+    const uint8_t* run = e - p >= 4 ? find_run4(p, e - 3) : e;
+    if (run == e - 3) run = e;
+    const uint8_t* literal_end = run == e ? e : run + 4;
+    while (p < literal_end) {
+      size_t take = std::min(size_t(literal_end - p), kChunk - fill);
+      std::memcpy(buf + fill, p, take);
+      fill += take;
+      p += take;
+      if (fill == kChunk) {
+        crc = crc32_update(crc, buf, fill);
+        fill = 0;
+      }
+    }
+    if (run != e) {
+      size_t copies = run + 4 < e ? run[4] : 0;
+      std::memset(buf + fill, run[0], copies);
+      fill += copies;
+      p = std::min(run + 5, e);
+      if (fill >= kChunk) {
+        crc = crc32_update(crc, buf, fill);
+        fill = 0;
+      }
+    }
   }
-  return ~crc32_update(crc, p, size_t(e - p));
+  return ~crc32_update(crc, buf, fill);
 }
 
 }  // namespace gpbzip2

@@ -7,7 +7,7 @@
 namespace gpbzip2 {
 
 struct Crc32Tables {
-  std::array<std::array<uint32_t, 256>, 8> t;
+  std::array<std::array<uint32_t, 256>, 16> t;
 };
 extern const Crc32Tables kCrc32;
 

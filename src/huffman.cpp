@@ -69,12 +69,15 @@ void make_code_lengths(uint8_t* len, const int32_t* freq, int alpha, int max_len
       sift_up(size);
     }
 
+    // A parent is made after its children, so one pass down the node numbers gives every
+    // depth from its parent's.
+    int32_t depth[kNodes];
+    depth[nodes] = 0;
+    for (int k = nodes - 1; k >= 1; k--) depth[k] = depth[parent[k]] + 1;
     bool too_long = false;
     for (int i = 1; i <= alpha; i++) {
-      int depth = 0;
-      for (int k = i; parent[k] >= 0; k = parent[k]) depth++;
-      len[i - 1] = uint8_t(depth);
-      too_long |= depth > max_len;
+      len[i - 1] = uint8_t(depth[i]);
+      too_long |= depth[i] > max_len;
     }
     if (!too_long) return;
     for (int i = 1; i <= alpha; i++) weight[i] = (1 + (weight[i] >> 8) / 2) << 8;

@@ -48,6 +48,29 @@ TEST_CASE("BitWriter packs MSB first and appends at any bit offset", "[bits]") {
     }
 }
 
+TEST_CASE("BitWriter::Burst puts what put puts, from any state", "[bits]") {
+  std::mt19937 rng(5);
+  for (int before = 0; before < 70; before++) {
+    gpbzip2::BitWriter a, b;
+    for (int i = 0; i < before; i++) a.put(1, i % 3 == 0), b.put(1, i % 3 == 0);
+    std::vector<std::pair<int, uint32_t>> codes;
+    uint64_t total = 0;
+    for (int i = 0; i < 200; i++) {
+      int n = 1 + int(rng() % 32);
+      codes.emplace_back(n, uint32_t(rng()) >> (32 - n));
+      total += uint64_t(n);
+    }
+    {
+      gpbzip2::BitWriter::Burst burst(a, total);
+      for (auto [n, v] : codes) burst.put(n, v);
+    }
+    for (auto [n, v] : codes) b.put(n, v);
+    a.put(7, 0x55), b.put(7, 0x55);
+    REQUIRE(a.bit_count() == b.bit_count());
+    REQUIRE(a.finish() == b.finish());
+  }
+}
+
 TEST_CASE("Huffman code lengths equal libbzip2's", "[huffman]") {
   std::mt19937 rng(9);
   for (int trial = 0; trial < 500; trial++) {
