@@ -35,7 +35,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
     throw Error(ErrorKind::Internal, "compression level out of range");
   const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
-  // The GPU stations raise the in-flight bound by their batch capacity as they join.
+  // GPU stations raise the bounds by their batch capacity once found.
   WorkQueue queue(size_t(2 * threads + 2), threads);
   // GpuMode::On must fail before any output; Auto starts the GPUs once the input is
   // longer than one block, so small inputs never wait for a GPU to open.

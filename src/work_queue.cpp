@@ -14,10 +14,15 @@ double blend(double old, double sample) { return old > 0 ? old + kLearn * (sampl
 
 }  // namespace
 
+bool WorkQueue::reader_may_push() const {
+  return uncoded_ < max_uncoded_ && in_flight_ < kCodedPerUncoded * max_uncoded_;
+}
+
 bool WorkQueue::push_raw(Job job) {
   std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] { return error_ || in_flight_ < max_in_flight_; });
+  cv_.wait(lk, [&] { return error_ || reader_may_push(); });
   if (error_) return false;
+  uncoded_++;
   in_flight_++;
   raw_bytes_ += job.raw.data.size();
   raw_.push_back(std::move(job));
@@ -72,7 +77,7 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
 
 void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
-  max_in_flight_ += blocks;
+  max_uncoded_ += blocks;
   cv_.notify_all();
 }
 
@@ -116,10 +121,10 @@ size_t WorkQueue::gpu_share(int id, size_t max) const {
 std::vector<Job> WorkQueue::pop_raw_batch(int id, size_t max) {
   std::unique_lock lk(mu_);
   // A full batch, or whatever there is once no more can come (end of input, or the
-  // reader held back by the in-flight bound).
+  // reader held back by the bounds).
   cv_.wait(lk, [&] {
     return error_ || input_closed_ ||
-           (!raw_.empty() && (raw_.size() >= max || in_flight_ >= max_in_flight_));
+           (!raw_.empty() && (raw_.size() >= max || !reader_may_push()));
   });
   std::vector<Job> batch;
   if (error_) return batch;
@@ -158,6 +163,7 @@ void WorkQueue::deliver(CodedBlock block) {
     cpu_raw_started_.erase(it);
   }
   done_.emplace(index, std::move(block));
+  uncoded_--;
   cv_.notify_all();
 }
 

@@ -38,10 +38,14 @@ struct CodedBlock {
 
 class WorkQueue {
  public:
-  WorkQueue(size_t max_in_flight, int cpu_stations = 1)
-      : max_in_flight_(max_in_flight), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
+  // At most max_uncoded blocks read and not yet coded, and kCodedPerUncoded times as many
+  // not yet written: a coded block is a quarter of a raw one or less, and a slow block at
+  // the head (a CPU sorting one whole) must not stop the rest of the pipeline.
+  static constexpr size_t kCodedPerUncoded = 4;
+  WorkQueue(size_t max_uncoded, int cpu_stations = 1)
+      : max_uncoded_(max_uncoded), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
 
-  // Reader side. Blocks while the pipeline holds max_in_flight blocks; false once aborted.
+  // Reader side. Blocks while the pipeline is full; false once aborted.
   bool push_raw(Job job);
   void close_input(uint64_t total_blocks);
 
@@ -50,9 +54,8 @@ class WorkQueue {
   // still out at a GPU.
   std::optional<Job> pop_for_cpu();
 
-  // GPU stations. Once GPUs are found, the in-flight bound grows by the blocks their
-  // batches hold, so that the reader fills batches while the GPUs open; a station joins
-  // once open.
+  // GPU stations. Once GPUs are found, the bounds grow by the blocks their batches hold,
+  // so that the reader fills batches while the GPUs open; a station joins once open.
   void reserve_for_gpus(size_t blocks);
   int add_gpu_station();
   // Up to max raw blocks for station `id`: waits for a full batch while more input may
@@ -89,14 +92,16 @@ class WorkQueue {
     size_t bytes;
   };
 
+  bool reader_may_push() const;
   bool cpu_may_take_raw() const;
   size_t gpu_share(int id, size_t max) const;
   double gpu_bytes_per_sec() const;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  size_t max_in_flight_;
-  size_t in_flight_ = 0;
+  size_t max_uncoded_;
+  size_t uncoded_ = 0;    // read, not yet delivered by a station
+  size_t in_flight_ = 0;  // read, not yet taken by the writer
   size_t at_gpu_ = 0;
   std::deque<Job> raw_, sorted_;
   size_t raw_bytes_ = 0;
