@@ -80,20 +80,21 @@ struct OpenGate {
 };
 
 // One lane: opens its share of the device, then sorts batches until the queue has no
-// raw work left for it. The lane joins the queue only once open, so the CPU stations
-// take every block meanwhile.
+// raw work left for it. The lane joins the queue only once open; meanwhile the CPU
+// stations take the blocks beyond the first batches.
 void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& notices,
               OpenGate& gate) {
   std::unique_ptr<GpuBwt> bwt;
   try {
     bwt = open_lane(device, level);
   } catch (const std::exception& e) {
+    queue.gpu_open_failed(lane_batch_blocks(device, level));
     notices.gpu_failed(device, e.what());
     const std::string why = e.what();
     gate.report(&why);
     return;
   }
-  const int id = queue.add_gpu_station();
+  const int id = queue.add_gpu_station(bwt->max_blocks());
   gate.report(nullptr);
   std::vector<BlockView> blocks;
   std::vector<std::optional<BwtResult>> sorted;

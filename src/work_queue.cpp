@@ -47,10 +47,11 @@ double WorkQueue::gpu_bytes_per_sec() const {
 
 // A CPU thread sorts a raw block itself only when the GPUs could not clear the raw queue
 // before it would finish that block: a CPU BWT costs far more CPU time than the coding
-// of a GPU-sorted block.
+// of a GPU-sorted block. While GPUs open, it leaves them their first batches: a CPU that
+// sorts a block whole then holds up the writer for ~0.1 s just as the GPUs start.
 bool WorkQueue::cpu_may_take_raw() const {
   if (raw_.empty()) return false;
-  if (gpus_active_ == 0) return true;
+  if (gpus_active_ == 0) return raw_.size() > gpu_opening_blocks_;
   double gpu_time = double(raw_bytes_) / gpu_bytes_per_sec();
   return gpu_time > double(raw_.front().raw.data.size()) * cpu_sec_per_byte_;
 }
@@ -78,11 +79,19 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
 void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
   max_uncoded_ += blocks;
+  gpu_opening_blocks_ += blocks;
   cv_.notify_all();
 }
 
-int WorkQueue::add_gpu_station() {
+void WorkQueue::gpu_open_failed(size_t batch_blocks) {
   std::lock_guard lk(mu_);
+  gpu_opening_blocks_ -= std::min(batch_blocks, gpu_opening_blocks_);
+  cv_.notify_all();
+}
+
+int WorkQueue::add_gpu_station(size_t batch_blocks) {
+  std::lock_guard lk(mu_);
+  gpu_opening_blocks_ -= std::min(batch_blocks, gpu_opening_blocks_);
   gpus_.push_back({});
   gpus_active_++;
   cv_.notify_all();

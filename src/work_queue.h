@@ -55,9 +55,12 @@ class WorkQueue {
   std::optional<Job> pop_for_cpu();
 
   // GPU stations. Once GPUs are found, the bounds grow by the blocks their batches hold,
-  // so that the reader fills batches while the GPUs open; a station joins once open.
+  // so that the reader fills batches while the GPUs open, and the CPUs leave that many
+  // raw blocks for them. A station joins once open; a lane that fails to open gives its
+  // blocks back.
   void reserve_for_gpus(size_t blocks);
-  int add_gpu_station();
+  int add_gpu_station(size_t batch_blocks);
+  void gpu_open_failed(size_t batch_blocks);
   // Up to max raw blocks for station `id`: waits for a full batch while more input may
   // come. Empty once no raw block is left for this station (at the end of the input the
   // CPUs may be given the rest); the station then leaves.
@@ -117,6 +120,7 @@ class WorkQueue {
   std::map<uint64_t, CpuStart> cpu_raw_started_;
   std::vector<GpuStation> gpus_;
   int gpus_active_ = 0;
+  size_t gpu_opening_blocks_ = 0;  // reserved for lanes still opening
 };
 
 }  // namespace gpbzip2
