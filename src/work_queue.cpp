@@ -78,7 +78,7 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
 
 void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
-  max_uncoded_ += blocks;
+  max_uncoded_ += 2 * blocks;
   gpu_opening_blocks_ += blocks;
   cv_.notify_all();
 }

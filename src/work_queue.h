@@ -54,10 +54,11 @@ class WorkQueue {
   // still out at a GPU.
   std::optional<Job> pop_for_cpu();
 
-  // GPU stations. Once GPUs are found, the bounds grow by the blocks their batches hold,
-  // so that the reader fills batches while the GPUs open, and the CPUs leave that many
-  // raw blocks for them. A station joins once open; a lane that fails to open gives its
-  // blocks back.
+  // GPU stations. Once GPUs are found, the bounds grow by twice the blocks their batches
+  // hold (one batch sorting, the next queued), so that the reader fills batches while
+  // the GPUs open and keeps ahead of them after; the CPUs leave a batch's worth of raw
+  // blocks to each lane while it opens. A station joins once open; a lane that fails to
+  // open gives its blocks back.
   void reserve_for_gpus(size_t blocks);
   int add_gpu_station(size_t batch_blocks);
   void gpu_open_failed(size_t batch_blocks);
