@@ -54,8 +54,6 @@ __device__ uint32_t block_of(const uint32_t* start, uint32_t count, uint32_t i) 
   return lo;
 }
 
-uint64_t low_mask(int bits) { return (uint64_t(1) << bits) - 1; }
-
 // Key: the block id, the rotation's first `nbytes` bytes (read cyclically), and below
 // them its position in the block (`shift` bits), which the sort carries along unsorted.
 __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_t nblocks,
