@@ -18,12 +18,12 @@ namespace gpbzip2 {
 namespace {
 
 // Lanes overlap one batch's host work (copies in and out, the per-round count reads) and
-// its late rounds, too small to fill the GPU, with the others' kernels; eight 8 MiB lanes
+// its late rounds, too small to fill the GPU, with the others' kernels; twelve 6 MiB lanes
 // measured fastest on an H100 (kernels/NOTES.md). Small batches also leave little at the
 // end.
-constexpr int kLanesPerGpu = 8;
-constexpr size_t kMaxBatchBytes = size_t(8) << 20;
-// The first sort keys on the block id above 7 leading bytes: up to 8 bits of block id.
+constexpr int kLanesPerGpu = 12;
+constexpr size_t kMaxBatchBytes = size_t(6) << 20;
+// The first sort's keys give the block id 8 bits.
 constexpr uint32_t kMaxBatchBlocks = 256;
 // Device memory left to others (and to CUB's launch needs).
 constexpr double kMemoryShare = 0.8;

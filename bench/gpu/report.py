@@ -29,7 +29,7 @@ with open(f"{out}/results.md", "w") as f:
     f.write("\n| tool (-9) | seconds | MB/s | output = bzip2 -9 |\n|---|---:|---:|---|\n")
     for label, s, mbs, same in rows:
         f.write(f"| {label} | {s:.2f} | {mbs:.0f} | {same} |\n")
-    f.write("\nGPU BWT alone (silesia-7x4 cut into -9 blocks, 8 MiB batches, best of 3):\n\n")
+    f.write("\nGPU BWT alone (silesia-7x4 cut into -9 blocks, 6 MiB batches, best of 3):\n\n")
     for lanes, mbs in bwt:
         f.write(f"- {lanes} lane(s): {mbs} MB/s of block bytes\n")
     for l in open(f"{out}/gpu_bwt.txt"):
