@@ -36,6 +36,8 @@ constexpr int kThreads = 256;
 constexpr uint32_t kWideShare = 3;
 // Bits of a position in a block: blocks are under 2^20 bytes (900 kB at -9).
 constexpr int kBlockBits = 20;
+// No rank yet (ranks are positions in a batch of at most 2^24 bytes).
+constexpr uint32_t kNoRank = ~0u;
 
 unsigned grid_for(uint32_t n) { return unsigned((n + kThreads - 1) / kThreads); }
 
@@ -129,7 +131,8 @@ struct GroupStart {
 };
 
 // A sorted round as settle reads it: whether entry k starts a group (equal keys, and
-// after a segmented sort the same old group too) and which rotation it is.
+// after a segmented sort the same old group too), which rotation it is, and its rank
+// before the round (none after the first sort).
 //   Packed: 64-bit keys whose low `shift` bits hold the rotation's position in its block,
 //   and whose bits from `block_shift` up name the block: its id, or (by_rank) a position
 //   in it, the group's rank.
@@ -148,6 +151,9 @@ struct PackedSorted {
     uint32_t b = by_rank ? block_of(start, nblocks, above) : above;
     return start[b] + uint32_t(key & ((uint64_t(1) << shift) - 1));
   }
+  __device__ uint32_t old_rank(uint32_t k) const {
+    return by_rank ? uint32_t(keys[k] >> block_shift) : kNoRank;
+  }
 };
 struct GroupedSorted {
   const uint32_t* group;
@@ -157,6 +163,7 @@ struct GroupedSorted {
     return k == 0 || group[k] != group[k - 1] || keys[k] != keys[k - 1];
   }
   __device__ uint32_t rotation(uint32_t k) const { return rotations[k]; }
+  __device__ uint32_t old_rank(uint32_t k) const { return group[k]; }
 };
 
 __device__ uint32_t sorted_pos(const uint32_t* pos, uint32_t k) { return pos ? pos[k] : k; }
@@ -191,7 +198,9 @@ __global__ void settle(Sorted sorted, const uint32_t* pos,
   if (k >= m) return;
   bool single = sorted.head(k) && (k + 1 == m || sorted.head(k + 1));
   uint32_t i = sorted.rotation(k), p = sorted_pos(pos, k);
-  rank[i] = group_head[k];
+  // Most ranks stay as they were (a group that does not split, the first part of one
+  // that does): those scattered writes are skipped.
+  if (group_head[k] != sorted.old_rank(k)) rank[i] = group_head[k];
   uint32_t b = block_of(start, nblocks, i);
   uint32_t s = start[b], n = start[b + 1] - s;
   bool live = !single;
