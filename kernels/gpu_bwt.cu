@@ -4,16 +4,14 @@
 // position i (block b holds positions start[b]..start[b+1]), and its rank is the global
 // sorted position of the first member of its group (rotations with an equal prefix of
 // the length sorted so far). The first sort keys on (b, leading bytes) over the whole
-// batch; each doubling round sorts the rotations still in groups by rank[i+h] within
-// their group: by one radix sort of the whole active set while it is large, by a
-// segmented sort once most groups are a few entries long. A rotation alone in its group
-// is final: its L byte and, for i = start[b], origPtr are written right away and it
-// leaves the active set (singleton elimination).
+// batch; each doubling round sorts the rotations still in groups on (rank[i], rank[i+h]).
+// Both sorts move 64-bit keys alone, the rotation's position in its block carried in the
+// low bits. A rotation alone in its group is final: its L byte and, for i = start[b],
+// origPtr are written right away and it leaves the active set (singleton elimination).
 // A group that survives to a prefix of n bytes holds equal rotations: the block is
 // periodic and goes back to the CPU, which reproduces bzip2's order for those.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/functional>
 #include <thrust/iterator/counting_iterator.h>
@@ -30,10 +28,6 @@ namespace gpbzip2 {
 namespace {
 
 constexpr int kThreads = 256;
-// A doubling round sorts the whole active set by radix while more than 1/kWideShare of
-// the batch is active: on an H100 the segmented sort costs more per key beyond about a
-// third (kernels/NOTES.md).
-constexpr uint32_t kWideShare = 3;
 // Bits of a position in a block: blocks are under 2^20 bytes (900 kB at -9).
 constexpr int kBlockBits = 20;
 // No rank yet (ranks are positions in a batch of at most 2^24 bytes).
@@ -73,70 +67,28 @@ __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_
   keys[i] = key << shift | j;
 }
 
-// Keys of an active rotation for the round that doubles the sorted prefix from h to 2h:
-// its group (rank[i]) and the rank h further on. `packed` holds (sorted position << 32 |
-// rotation) in sorted-position order, so each group's members are adjacent.
-struct RoundEntry {
-  uint32_t i, pos, group, next;  // next: the rank h further on
-  uint32_t block_start;
-};
-
-__device__ RoundEntry round_entry(const uint64_t* packed, uint32_t k, const uint32_t* rank,
-                                  const uint32_t* start, uint32_t nblocks, uint32_t h) {
+// Key of an active rotation for the round that doubles the sorted prefix from h to 2h:
+// its group (rank[i]), the rank h further on (local to the block) and, unsorted below,
+// its position in the block: keys alone move a third fewer bytes than key-value pairs.
+// `packed` holds (sorted position << 32 | rotation) in sorted-position order.
+__global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
+                              const uint32_t* start, uint32_t nblocks, uint32_t h, int shift,
+                              uint64_t* keys, uint32_t* pos) {
+  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= m) return;
   uint64_t e = packed[k];
   uint32_t i = uint32_t(e), b = block_of(start, nblocks, i);
   uint32_t s = start[b], n = start[b + 1] - s, j = i - s + h;
   if (j >= n) j -= n;
-  return {i, uint32_t(e >> 32), rank[i], rank[s + j], s};
+  keys[k] = (uint64_t(rank[i]) << shift | (rank[s + j] - s)) << shift | (i - s);
+  pos[k] = uint32_t(e >> 32);
 }
 
-// Many active rotations: one radix sort of the whole set on (group, rank h further on,
-// local to the block), which needs no group boundaries. The rotation's position in its
-// block rides below, unsorted: keys alone move a third fewer bytes than key-value pairs.
-__global__ void doubling_keys_wide(const uint64_t* packed, uint32_t m, const uint32_t* rank,
-                                   const uint32_t* start, uint32_t nblocks, uint32_t h,
-                                   int shift, uint64_t* keys, uint32_t* pos) {
-  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  if (k >= m) return;
-  RoundEntry r = round_entry(packed, k, rank, start, nblocks, h);
-  keys[k] = (uint64_t(r.group) << shift | (r.next - r.block_start)) << shift |
-            (r.i - r.block_start);
-  pos[k] = r.pos;
-}
-
-// Fewer: sorted by the rank h further on within each group (a segmented sort; most
-// groups are then a few entries long).
-__global__ void doubling_keys_grouped(const uint64_t* packed, uint32_t m, const uint32_t* rank,
-                                      const uint32_t* start, uint32_t nblocks, uint32_t h,
-                                      uint32_t* keys, uint32_t* vals, uint32_t* pos,
-                                      uint32_t* group) {
-  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  if (k >= m) return;
-  RoundEntry r = round_entry(packed, k, rank, start, nblocks, h);
-  keys[k] = r.next;
-  vals[k] = r.i;
-  pos[k] = r.pos;
-  group[k] = r.group;
-}
-
-__global__ void fill(uint32_t* out, uint32_t count, uint32_t value) {
-  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  if (k < count) out[k] = value;
-}
-
-// Where a group of the active set begins: its members are adjacent.
-struct GroupStart {
-  const uint32_t* group;
-  __device__ bool operator()(uint32_t k) const { return k == 0 || group[k] != group[k - 1]; }
-};
-
-// A sorted round as settle reads it: whether entry k starts a group (equal keys, and
-// after a segmented sort the same old group too), which rotation it is, and its rank
-// before the round (none after the first sort).
-//   Packed: 64-bit keys whose low `shift` bits hold the rotation's position in its block,
-//   and whose bits from `block_shift` up name the block: its id, or (by_rank) a position
-//   in it, the group's rank.
-struct PackedSorted {
+// A sorted round as settle reads it: 64-bit keys whose low `shift` bits hold the
+// rotation's position in its block, and whose bits from `block_shift` up name the block:
+// its id (first sort), or (by_rank, doubling rounds) a position in it, the group's rank
+// before the round. Equal keys above the low bits form a group.
+struct SortedRound {
   const uint64_t* keys;
   int shift, block_shift;
   bool by_rank;
@@ -155,41 +107,28 @@ struct PackedSorted {
     return by_rank ? uint32_t(keys[k] >> block_shift) : kNoRank;
   }
 };
-struct GroupedSorted {
-  const uint32_t* group;
-  const uint32_t* keys;
-  const uint32_t* rotations;
-  __device__ bool head(uint32_t k) const {
-    return k == 0 || group[k] != group[k - 1] || keys[k] != keys[k - 1];
-  }
-  __device__ uint32_t rotation(uint32_t k) const { return rotations[k]; }
-  __device__ uint32_t old_rank(uint32_t k) const { return group[k]; }
-};
 
 __device__ uint32_t sorted_pos(const uint32_t* pos, uint32_t k) { return pos ? pos[k] : k; }
 
 // Group heads contribute their sorted position; a max-scan then gives each rotation
 // the position of its group's head, its new rank. Read through an iterator, so the
 // scan reads the keys itself and no flags array is written.
-template <typename Sorted>
 struct HeadPosition {
-  Sorted sorted;
+  SortedRound sorted;
   const uint32_t* pos;
   __device__ uint32_t operator()(uint32_t k) const {
     return sorted.head(k) ? sorted_pos(pos, k) : 0;
   }
 };
 
-template <typename Sorted>
-auto head_positions(Sorted sorted, const uint32_t* pos) {
+auto head_positions(SortedRound sorted, const uint32_t* pos) {
   return thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-                                         HeadPosition<Sorted>{sorted, pos});
+                                         HeadPosition{sorted, pos});
 }
 
 // New ranks; final rotations write their L byte (and origPtr) and drop out; groups that
 // span a whole rotation mark their block periodic and drop out too.
-template <typename Sorted>
-__global__ void settle(Sorted sorted, const uint32_t* pos,
+__global__ void settle(SortedRound sorted, const uint32_t* pos,
                        const uint32_t* group_head, uint32_t m, const uint8_t* text,
                        const uint32_t* start, uint32_t nblocks, uint32_t covered,
                        uint32_t* rank, uint8_t* last, uint32_t* orig_ptr, uint8_t* periodic,
@@ -239,11 +178,10 @@ struct GpuBwt::Impl {
   std::vector<void*> device_mem, host_mem;
 
   uint8_t *text, *last, *periodic, *keep;
-  // wide[]: sort keys and the packed active set. A round's 64-bit keys go into the one
-  // the active set is not in, and the active set's becomes the sort's other half; 32-bit
-  // keys and their other half share the one buffer.
-  uint64_t* wide[2];
-  uint32_t *start, *orig_ptr, *rank, *vals[2], *pos, *group, *scanned;
+  // keys[]: sort keys and the packed active set. A round's keys go into the one the
+  // active set is not in, and the active set's becomes the sort's other half.
+  uint64_t* keys[2];
+  uint32_t *start, *orig_ptr, *rank, *pos, *scanned;
   int* selected;
   void* temp;
   size_t temp_bytes = 0;
@@ -283,28 +221,7 @@ struct GpuBwt::Impl {
         cub::DeviceRadixSort::SortKeys(scratch, bytes, k, m, begin_bit, end_bit, stream));
     return bytes;
   }
-  // Sorts the active set by key within its groups: `offsets` gets each group's start
-  // (at most m / 2 groups of two or more; the unused segments are empty).
-  size_t group_sort(cub::DoubleBuffer<uint32_t>& k, cub::DoubleBuffer<uint32_t>& v, uint32_t m,
-                    uint32_t* offsets, void* scratch) {
-    const uint32_t segments = m / 2;
-    if (scratch) {
-      fill<<<grid_for(segments + 1), kThreads, 0, stream>>>(offsets, segments + 1, m);
-      CUDA_CHECK(cudaGetLastError());
-    }
-    size_t select_bytes = temp_bytes;
-    auto starts = thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-                                                  GroupStart{group});
-    CUDA_CHECK(cub::DeviceSelect::Flagged(scratch, select_bytes,
-                                          thrust::counting_iterator<uint32_t>(0), starts, offsets,
-                                          selected, int64_t(m), stream));
-    size_t sort_bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(scratch, sort_bytes, k, v, m, segments,
-                                                   offsets, offsets + 1, stream));
-    return std::max(select_bytes, sort_bytes);
-  }
-  template <typename Sorted>
-  size_t max_scan(Sorted sorted, const uint32_t* positions, uint32_t m, void* scratch) {
+  size_t max_scan(SortedRound sorted, const uint32_t* positions, uint32_t m, void* scratch) {
     size_t bytes = temp_bytes;
     CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch, bytes, head_positions(sorted, positions),
                                               scanned, cuda::maximum<uint32_t>{}, m, stream));
@@ -323,9 +240,9 @@ struct GpuBwt::Impl {
   }
   // One round after a sort: ranks, final rotations, and the active set compacted from
   // `scratch_set` into `active`. Returns its size.
-  template <typename Sorted>
-  uint32_t settle_round(Sorted sorted, const uint32_t* positions, uint32_t m, uint32_t nblocks,
-                        uint32_t covered, uint64_t* scratch_set, uint64_t* active) {
+  uint32_t settle_round(SortedRound sorted, const uint32_t* positions, uint32_t m,
+                        uint32_t nblocks, uint32_t covered, uint64_t* scratch_set,
+                        uint64_t* active) {
     max_scan(sorted, positions, m, temp);
     settle<<<grid_for(m), kThreads, 0, stream>>>(sorted, positions, scanned, m, text,
                                                  start, nblocks, covered, rank, last, orig_ptr,
@@ -354,11 +271,9 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.keep = g.dev<uint8_t>(n);
   g.rank = g.dev<uint32_t>(n);
   g.pos = g.dev<uint32_t>(n);
-  g.group = g.dev<uint32_t>(n);
   g.scanned = g.dev<uint32_t>(n);
   for (int b = 0; b < 2; b++) {
-    g.vals[b] = g.dev<uint32_t>(n);
-    g.wide[b] = g.dev<uint64_t>(n);
+    g.keys[b] = g.dev<uint64_t>(n);
   }
   g.start = g.dev<uint32_t>(max_blocks + 1);
   g.orig_ptr = g.dev<uint32_t>(max_blocks);
@@ -373,15 +288,10 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
 
   // One scratch area for all CUB calls, sized for the largest batch.
   const uint32_t m = uint32_t(n);
-  cub::DoubleBuffer<uint64_t> k(g.wide[0], g.wide[1]);
-  cub::DoubleBuffer<uint32_t> k32(reinterpret_cast<uint32_t*>(g.wide[0]),
-                                  reinterpret_cast<uint32_t*>(g.wide[0]) + n);
-  cub::DoubleBuffer<uint32_t> v(g.vals[0], g.vals[1]);
+  cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
   g.temp_bytes = std::max({g.radix_sort(k, m, 0, 64, nullptr),
-                           g.group_sort(k32, v, m, g.scanned, nullptr),
-                           g.max_scan(PackedSorted{}, g.pos, m, nullptr),
-                           g.max_scan(GroupedSorted{}, g.pos, m, nullptr),
-                           g.select(g.wide[0], g.wide[1], m, nullptr)});
+                           g.max_scan(SortedRound{}, g.pos, m, nullptr),
+                           g.select(g.keys[0], g.keys[1], m, nullptr)});
   g.temp = g.dev<uint8_t>(g.temp_bytes);
 }
 
@@ -428,7 +338,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   const int shift = bit_width(longest - 1);
   const int block_bits = bit_width(nb - 1);
   const int nbytes = (64 - shift - block_bits) / 8;
-  cub::DoubleBuffer<uint64_t> k(g.wide[0], g.wide[1]);
+  cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
   initial_keys<<<grid_for(total), kThreads, 0, g.stream>>>(g.text, g.start, nb, total, nbytes,
                                                            shift, k.Current());
   CUDA_CHECK(cudaGetLastError());
@@ -436,46 +346,29 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   uint32_t covered = uint32_t(nbytes);
   uint64_t* active = k.Current();  // the sorted keys are no longer needed once settled
   uint32_t m = g.settle_round(
-      PackedSorted{k.Current(), shift, shift + 8 * nbytes, false, g.start, nb}, nullptr, total,
+      SortedRound{k.Current(), shift, shift + 8 * nbytes, false, g.start, nb}, nullptr, total,
       nb, covered, k.Alternate(), active);
   g.stats.bytes = total;
   g.stats.keys_sorted = total;
   g.stats.first_seconds = seconds();
 
-  // Doubling rounds. While many rotations are active, a radix sort of all of them on
-  // 64-bit keys (group, rank h further on) beats sorting within groups; once few are,
-  // most groups are small and the segmented sort wins (kernels/NOTES.md).
+  // Doubling rounds: the active set sorted on (group, rank h further on).
   const int end_bit = 2 * shift + bit_width(total - 1);
   while (m > 0) {
-    uint64_t* other = active == g.wide[0] ? g.wide[1] : g.wide[0];
     g.stats.rounds++;
     g.stats.keys_sorted += m;
     const uint32_t h = covered;
     covered *= 2;
-    if (m > total / kWideShare) {
-      doubling_keys_wide<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.start, nb,
-                                                                h, shift, other, g.pos);
-      CUDA_CHECK(cudaGetLastError());
-      // The active set was read: its buffer is the sort's other half.
-      cub::DoubleBuffer<uint64_t> k64(other, active);
-      g.radix_sort(k64, m, shift, end_bit, g.temp);
-      m = g.settle_round(PackedSorted{k64.Current(), shift, 2 * shift, true, g.start, nb}, g.pos,
-                         m, nb, covered, k64.Alternate(), k64.Current());
-      active = k64.Current();
-    } else {
-      uint32_t* keys = reinterpret_cast<uint32_t*>(other);
-      cub::DoubleBuffer<uint32_t> k32(keys, keys + g.max_bytes);
-      cub::DoubleBuffer<uint32_t> v32(g.vals[0], g.vals[1]);
-      doubling_keys_grouped<<<grid_for(m), kThreads, 0, g.stream>>>(
-          active, m, g.rank, g.start, nb, h, keys, g.vals[0], g.pos, g.group);
-      CUDA_CHECK(cudaGetLastError());
-      g.group_sort(k32, v32, m, g.scanned, g.temp);
-      // The old active set was read: settle writes over it, and the compacted set goes
-      // where the keys were.
-      m = g.settle_round(GroupedSorted{g.group, k32.Current(), v32.Current()}, g.pos, m, nb,
-                         covered, active, other);
-      active = other;
-    }
+    uint64_t* keys = active == g.keys[0] ? g.keys[1] : g.keys[0];
+    doubling_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.start, nb, h,
+                                                         shift, keys, g.pos);
+    CUDA_CHECK(cudaGetLastError());
+    // The active set was read: its buffer is the sort's other half.
+    cub::DoubleBuffer<uint64_t> k64(keys, active);
+    g.radix_sort(k64, m, shift, end_bit, g.temp);
+    m = g.settle_round(SortedRound{k64.Current(), shift, 2 * shift, true, g.start, nb}, g.pos, m,
+                       nb, covered, k64.Alternate(), k64.Current());
+    active = k64.Current();
   }
 
   CUDA_CHECK(cudaMemcpyAsync(g.h_last, g.last, total, cudaMemcpyDeviceToHost, g.stream));

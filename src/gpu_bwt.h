@@ -30,7 +30,7 @@ struct BlockView {
 class GpuBwt {
  public:
   // Device memory one byte of a batch takes (text, ranks, sort buffers, L).
-  static constexpr size_t kDeviceBytesPerByte = 44;
+  static constexpr size_t kDeviceBytesPerByte = 32;
 
   // Reserves device and pinned host memory for batches of up to max_bytes (16 MiB at
   // most) in up to max_blocks blocks on `device`. Throws GpuError.
