@@ -67,21 +67,29 @@ __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_
   keys[i] = key << shift | j;
 }
 
+// An active rotation as the compacted set holds it, in sorted-position order: its group's
+// rank, its sorted position less that rank, and its position in its block. Carrying the
+// rank saves a scattered read of it each round.
+__device__ uint64_t pack_active(uint32_t rank, uint32_t pos, uint32_t in_block) {
+  return uint64_t(rank) << (2 * kBlockBits) | uint64_t(pos - rank) << kBlockBits | in_block;
+}
+
 // Key of an active rotation for the round that doubles the sorted prefix from h to 2h:
-// its group (rank[i]), the rank h further on (local to the block) and, unsorted below,
+// its group (its rank), the rank h further on (local to the block) and, unsorted below,
 // its position in the block: keys alone move a third fewer bytes than key-value pairs.
-// `packed` holds (sorted position << 32 | rotation) in sorted-position order.
 __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
                               const uint32_t* start, uint32_t nblocks, uint32_t h, int shift,
                               uint64_t* keys, uint32_t* pos) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= m) return;
-  uint64_t e = packed[k];
-  uint32_t i = uint32_t(e), b = block_of(start, nblocks, i);
-  uint32_t s = start[b], n = start[b + 1] - s, j = i - s + h;
+  const uint64_t e = packed[k];
+  const uint32_t mask = (uint32_t(1) << kBlockBits) - 1;
+  const uint32_t group = uint32_t(e >> (2 * kBlockBits)), in_block = uint32_t(e) & mask;
+  uint32_t b = block_of(start, nblocks, group);
+  uint32_t s = start[b], n = start[b + 1] - s, j = in_block + h;
   if (j >= n) j -= n;
-  keys[k] = (uint64_t(rank[i]) << shift | (rank[s + j] - s)) << shift | (i - s);
-  pos[k] = uint32_t(e >> 32);
+  keys[k] = (uint64_t(group) << shift | (rank[s + j] - s)) << shift | in_block;
+  pos[k] = group + (uint32_t(e >> kBlockBits) & mask);
 }
 
 // A sorted round as settle reads it: 64-bit keys whose low `shift` bits hold the
@@ -151,7 +159,7 @@ __global__ void settle(SortedRound sorted, const uint32_t* pos,
     live = false;
   }
   keep[k] = live;
-  packed[k] = uint64_t(p) << 32 | i;
+  packed[k] = pack_active(group_head[k], p, i - s);
 }
 
 template <typename T>
