@@ -7,8 +7,7 @@ CodedBlock BlockCompressor::compress(Job& job) {
   if (!job.sorted) bwt_forward(raw.data.data(), int32_t(raw.data.size()), bwt, sorted);
   const BwtResult& s = job.sorted ? *job.sorted : sorted;
   const uint32_t crc = block_crc(raw.data.data(), raw.data.size());
-  BitWriter bw;
-  bw.reserve(raw.data.size() / 2);
+  BitWriter bw;  // encode_block sizes it for the block's data
   encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr, crc, enc, bw);
   CodedBlock out;
   out.index = raw.index;

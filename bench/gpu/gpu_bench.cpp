@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
-#include "block_encoder.h"
 #include "block_reader.h"
+#include "cpu_station.h"
 #include "format.h"
 #include "gpbzip2.h"
 #include "gpu.h"
@@ -98,36 +98,27 @@ static int bench_encode(const char* path, int level, int threads) {
   std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
   MemorySource src(input);
   BlockReader reader(src, level);
-  std::vector<RawBlock> blocks;
-  for (RawBlock b; reader.next(b);) blocks.push_back(std::move(b));
+  std::vector<Job> jobs;
+  for (Job j; reader.next(j.raw);) jobs.push_back(std::move(j));
   const size_t block_bytes = size_t(format::block_limit(level)) + 4;
   const size_t per_batch = std::min<size_t>(256, (size_t(16) << 20) / block_bytes);
   GpuBwt gpu(0, per_batch * block_bytes, uint32_t(per_batch));
-  std::vector<std::optional<BwtResult>> sorted, out;
-  for (size_t b = 0; b < blocks.size(); b += per_batch) {
+  std::vector<std::optional<BwtResult>> out;
+  for (size_t b = 0; b < jobs.size(); b += per_batch) {
     std::vector<BlockView> views;
-    for (size_t i = b; i < std::min(blocks.size(), b + per_batch); i++)
-      views.push_back({blocks[i].data.data(), blocks[i].data.size()});
+    for (size_t i = b; i < std::min(jobs.size(), b + per_batch); i++)
+      views.push_back({jobs[i].raw.data.data(), jobs[i].raw.data.size()});
     gpu.sort(views, out);
-    for (auto& o : out) sorted.push_back(std::move(o));
+    for (size_t i = 0; i < out.size(); i++) jobs[b + i].sorted = std::move(out[i]);
   }
+  // What a CPU station does with each block (periodic ones are sorted on the CPU here).
   std::atomic<size_t> next{0};
   auto t0 = Clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; t++)
     pool.emplace_back([&] {
-      EncoderWorkspace ws;
-      BwtWorkspace bws;
-      BwtResult cpu;
-      for (size_t i; (i = next++) < blocks.size();) {
-        const RawBlock& raw = blocks[i];
-        if (!sorted[i]) bwt_forward(raw.data.data(), int32_t(raw.data.size()), bws, cpu);
-        const BwtResult& s = sorted[i] ? *sorted[i] : cpu;
-        BitWriter bw;
-        bw.reserve(raw.data.size() / 2);
-        encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr,
-                     block_crc(raw.data.data(), raw.data.size()), ws, bw);
-      }
+      BlockCompressor compressor;
+      for (size_t i; (i = next++) < jobs.size();) compressor.compress(jobs[i]);
     });
   for (auto& t : pool) t.join();
   double s = since(t0);
