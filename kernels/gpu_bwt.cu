@@ -12,9 +12,8 @@
 // periodic and goes back to the CPU, which reproduces bzip2's order for those.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
-#include <cuda/functional>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
@@ -92,7 +91,7 @@ __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t
   pos[k] = group + (uint32_t(e >> kBlockBits) & mask);
 }
 
-// A sorted round as settle reads it: 64-bit keys whose low `shift` bits hold the
+// A sorted round as settling reads it: 64-bit keys whose low `shift` bits hold the
 // rotation's position in its block, and whose bits from `block_shift` up name the block:
 // its id (first sort), or (by_rank, doubling rounds) a position in it, the group's rank
 // before the round. Equal keys above the low bits form a group.
@@ -105,62 +104,90 @@ struct SortedRound {
   __device__ bool head(uint32_t k) const {
     return k == 0 || keys[k] >> shift != keys[k - 1] >> shift;
   }
-  __device__ uint32_t rotation(uint32_t k) const {
-    uint64_t key = keys[k];
-    uint32_t above = uint32_t(key >> block_shift);
-    uint32_t b = by_rank ? block_of(start, nblocks, above) : above;
-    return start[b] + uint32_t(key & ((uint64_t(1) << shift) - 1));
+  __device__ uint32_t block(uint32_t k) const {
+    uint32_t above = uint32_t(keys[k] >> block_shift);
+    return by_rank ? block_of(start, nblocks, above) : above;
+  }
+  __device__ uint32_t in_block(uint32_t k) const {
+    return uint32_t(keys[k] & ((uint64_t(1) << shift) - 1));
   }
   __device__ uint32_t old_rank(uint32_t k) const {
     return by_rank ? uint32_t(keys[k] >> block_shift) : kNoRank;
   }
 };
 
-__device__ uint32_t sorted_pos(const uint32_t* pos, uint32_t k) { return pos ? pos[k] : k; }
+// Settling a sorted round starts with a scan over it: each rotation carries its sorted
+// position if it heads a group (a max-scan of those gives every rotation its group's head,
+// its new rank) and whether it stays active (a sum of those gives its place in the
+// compacted active set).
+struct Settled {
+  uint32_t head, kept;
+};
 
-// Group heads contribute their sorted position; a max-scan then gives each rotation
-// the position of its group's head, its new rank. Read through an iterator, so the
-// scan reads the keys itself and no flags array is written.
-struct HeadPosition {
-  SortedRound sorted;
-  const uint32_t* pos;
-  __device__ uint32_t operator()(uint32_t k) const {
-    return sorted.head(k) ? sorted_pos(pos, k) : 0;
+struct CombineSettled {
+  __device__ Settled operator()(const Settled& a, const Settled& b) const {
+    return {a.head > b.head ? a.head : b.head, a.kept + b.kept};
   }
 };
 
-auto head_positions(SortedRound sorted, const uint32_t* pos) {
-  return thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0),
-                                         HeadPosition{sorted, pos});
-}
+struct Round {
+  SortedRound sorted;
+  const uint32_t* pos;  // sorted position of the k-th key; null: k itself
+  uint32_t m, covered, shortest;
+  const uint8_t* text;
+  uint32_t* rank;
+  uint8_t *last, *periodic;
+  uint32_t* orig_ptr;
+  uint64_t* active;
 
-// New ranks; final rotations write their L byte (and origPtr) and drop out; groups that
-// span a whole rotation mark their block periodic and drop out too.
-__global__ void settle(SortedRound sorted, const uint32_t* pos,
-                       const uint32_t* group_head, uint32_t m, const uint8_t* text,
-                       const uint32_t* start, uint32_t nblocks, uint32_t covered,
-                       uint32_t* rank, uint8_t* last, uint32_t* orig_ptr, uint8_t* periodic,
-                       uint64_t* packed, uint8_t* keep) {
-  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  if (k >= m) return;
-  bool single = sorted.head(k) && (k + 1 == m || sorted.head(k + 1));
-  uint32_t i = sorted.rotation(k), p = sorted_pos(pos, k);
-  // Most ranks stay as they were (a group that does not split, the first part of one
-  // that does): those scattered writes are skipped.
-  if (group_head[k] != sorted.old_rank(k)) rank[i] = group_head[k];
-  uint32_t b = block_of(start, nblocks, i);
-  uint32_t s = start[b], n = start[b + 1] - s;
-  bool live = !single;
-  if (single) {
-    last[p] = text[i == s ? s + n - 1 : i - 1];
-    if (i == s) orig_ptr[b] = p - s;
-  } else if (covered >= n) {
-    periodic[b] = 1;
-    live = false;
+  __device__ uint32_t sorted_pos(uint32_t k) const { return pos ? pos[k] : k; }
+  __device__ bool single(uint32_t k) const {
+    return sorted.head(k) && (k + 1 == m || sorted.head(k + 1));
   }
-  keep[k] = live;
-  packed[k] = pack_active(group_head[k], p, i - s);
-}
+  // A group that spans a whole rotation holds equal rotations: its block is periodic.
+  // Only blocks no longer than the prefix sorted so far can be: most rounds skip the
+  // search for the block.
+  __device__ bool spans_block(uint32_t b) const {
+    return covered >= sorted.start[b + 1] - sorted.start[b];
+  }
+  __device__ bool spans(uint32_t k) const {
+    return covered >= shortest && spans_block(sorted.block(k));
+  }
+};
+
+struct SettleInput {
+  Round r;
+  __device__ Settled operator()(uint32_t k) const {
+    bool kept = !r.single(k) && !r.spans(k);
+    return {r.sorted.head(k) ? r.sorted_pos(k) : 0, kept};
+  }
+};
+
+// The scan's output step. New ranks; final rotations write their L byte (and origPtr) and
+// drop out; groups that span a whole rotation mark their block periodic and drop out too;
+// the rest go into the active set, in sorted order. The last rotation leaves the scan's
+// total in `tail`.
+struct SettleOutput {
+  Round r;
+  Settled* tail;
+  __device__ void operator()(ptrdiff_t index, const Settled& v) const {
+    const uint32_t k = uint32_t(index);
+    const uint32_t b = r.sorted.block(k), s = r.sorted.start[b], n = r.sorted.start[b + 1] - s;
+    const uint32_t j = r.sorted.in_block(k), i = s + j, p = r.sorted_pos(k);
+    // Most ranks stay as they were (a group that does not split, the first part of one
+    // that does): those scattered writes are skipped.
+    if (v.head != r.sorted.old_rank(k)) r.rank[i] = v.head;
+    if (r.single(k)) {
+      r.last[p] = r.text[j == 0 ? s + n - 1 : i - 1];
+      if (j == 0) r.orig_ptr[b] = p - s;
+    } else if (r.spans_block(b)) {
+      r.periodic[b] = 1;
+    } else {
+      r.active[v.kept - 1] = pack_active(v.head, p, j);
+    }
+    if (k + 1 == r.m) *tail = v;
+  }
+};
 
 template <typename T>
 T* device_alloc(size_t count) {
@@ -185,18 +212,19 @@ struct GpuBwt::Impl {
   cudaStream_t stream = nullptr;
   std::vector<void*> device_mem, host_mem;
 
-  uint8_t *text, *last, *periodic, *keep;
+  uint8_t *text, *last, *periodic;
   // keys[]: sort keys and the packed active set. A round's keys go into the one the
-  // active set is not in, and the active set's becomes the sort's other half.
+  // active set is not in, and the active set's becomes the sort's other half; settling
+  // writes the new active set into the half the sorted keys are not in.
   uint64_t* keys[2];
-  uint32_t *start, *orig_ptr, *rank, *pos, *scanned;
-  int* selected;
+  uint32_t *start, *orig_ptr, *rank, *pos;
+  Settled* tail;
   void* temp;
   size_t temp_bytes = 0;
   GpuBwt::Stats stats;
   uint8_t *h_text, *h_last, *h_periodic;
   uint32_t *h_start, *h_orig_ptr;
-  int* h_selected;
+  uint32_t* h_active_count;
 
   template <typename T>
   T* dev(size_t count) {
@@ -229,35 +257,30 @@ struct GpuBwt::Impl {
         cub::DeviceRadixSort::SortKeys(scratch, bytes, k, m, begin_bit, end_bit, stream));
     return bytes;
   }
-  size_t max_scan(SortedRound sorted, const uint32_t* positions, uint32_t m, void* scratch) {
+  size_t settle_scan(const Round& r, void* scratch) {
     size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceScan::InclusiveScan(scratch, bytes, head_positions(sorted, positions),
-                                              scanned, cuda::maximum<uint32_t>{}, m, stream));
+    CUDA_CHECK(cub::DeviceScan::InclusiveScan(
+        scratch, bytes,
+        thrust::make_transform_iterator(thrust::counting_iterator<uint32_t>(0), SettleInput{r}),
+        thrust::make_tabulate_output_iterator(SettleOutput{r, tail}), CombineSettled{}, r.m,
+        stream));
     return bytes;
   }
-  size_t select(const uint64_t* in, uint64_t* out, uint32_t m, void* scratch) {
-    size_t bytes = temp_bytes;
-    CUDA_CHECK(cub::DeviceSelect::Flagged(scratch, bytes, in, keep, out, selected, int64_t(m),
-                                          stream));
-    return bytes;
+  // A round for the rotations of `sorted` (m of them), writing the new active set to
+  // `active`.
+  Round round(SortedRound sorted, const uint32_t* positions, uint32_t m, uint32_t covered,
+              uint32_t shortest, uint64_t* active) {
+    return Round{sorted, positions, m,        covered,  shortest, text,   rank,
+                 last,   periodic,  orig_ptr, active};
   }
-  uint32_t active_count() {
-    CUDA_CHECK(cudaMemcpyAsync(h_selected, selected, sizeof(int), cudaMemcpyDeviceToHost, stream));
+  // Settles a round (ranks, final rotations, the new active set) and returns the size of
+  // the active set.
+  uint32_t settle_round(const Round& r) {
+    settle_scan(r, temp);
+    CUDA_CHECK(cudaMemcpyAsync(h_active_count, &tail->kept, sizeof(uint32_t),
+                               cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    return uint32_t(*h_selected);
-  }
-  // One round after a sort: ranks, final rotations, and the active set compacted from
-  // `scratch_set` into `active`. Returns its size.
-  uint32_t settle_round(SortedRound sorted, const uint32_t* positions, uint32_t m,
-                        uint32_t nblocks, uint32_t covered, uint64_t* scratch_set,
-                        uint64_t* active) {
-    max_scan(sorted, positions, m, temp);
-    settle<<<grid_for(m), kThreads, 0, stream>>>(sorted, positions, scanned, m, text,
-                                                 start, nblocks, covered, rank, last, orig_ptr,
-                                                 periodic, scratch_set, keep);
-    CUDA_CHECK(cudaGetLastError());
-    select(scratch_set, active, m, temp);
-    return active_count();
+    return *h_active_count;
   }
 };
 
@@ -276,30 +299,27 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   size_t n = max_bytes;
   g.text = g.dev<uint8_t>(n);
   g.last = g.dev<uint8_t>(n);
-  g.keep = g.dev<uint8_t>(n);
   g.rank = g.dev<uint32_t>(n);
   g.pos = g.dev<uint32_t>(n);
-  g.scanned = g.dev<uint32_t>(n);
+  g.tail = g.dev<Settled>(1);
   for (int b = 0; b < 2; b++) {
     g.keys[b] = g.dev<uint64_t>(n);
   }
   g.start = g.dev<uint32_t>(max_blocks + 1);
   g.orig_ptr = g.dev<uint32_t>(max_blocks);
   g.periodic = g.dev<uint8_t>(max_blocks);
-  g.selected = g.dev<int>(1);
   g.h_text = g.host<uint8_t>(n);
   g.h_last = g.host<uint8_t>(n);
   g.h_start = g.host<uint32_t>(max_blocks + 1);
   g.h_orig_ptr = g.host<uint32_t>(max_blocks);
   g.h_periodic = g.host<uint8_t>(max_blocks);
-  g.h_selected = g.host<int>(1);
+  g.h_active_count = g.host<uint32_t>(1);
 
   // One scratch area for all CUB calls, sized for the largest batch.
   const uint32_t m = uint32_t(n);
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
-  g.temp_bytes = std::max({g.radix_sort(k, m, 0, 64, nullptr),
-                           g.max_scan(SortedRound{}, g.pos, m, nullptr),
-                           g.select(g.keys[0], g.keys[1], m, nullptr)});
+  g.temp_bytes = std::max(g.radix_sort(k, m, 0, 64, nullptr),
+                          g.settle_scan(g.round(SortedRound{}, g.pos, m, 0, 0, g.keys[0]), nullptr));
   g.temp = g.dev<uint8_t>(g.temp_bytes);
 }
 
@@ -318,7 +338,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   out.assign(blocks.size(), std::nullopt);
   // Empty blocks have no rotations to sort; the rest go into the batch back to back.
   std::vector<size_t> member;
-  uint32_t total = 0, longest = 1;
+  uint32_t total = 0, longest = 1, shortest = ~0u;
   for (size_t i = 0; i < blocks.size(); i++) {
     const BlockView& blk = blocks[i];
     if (blk.size == 0) continue;
@@ -328,6 +348,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     std::memcpy(g.h_text + total, blk.data, blk.size);
     total += uint32_t(blk.size);
     longest = std::max(longest, uint32_t(blk.size));
+    shortest = std::min(shortest, uint32_t(blk.size));
     member.push_back(i);
   }
   if (member.empty()) return;
@@ -352,10 +373,10 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   CUDA_CHECK(cudaGetLastError());
   g.radix_sort(k, total, shift, shift + 8 * nbytes + block_bits, g.temp);
   uint32_t covered = uint32_t(nbytes);
-  uint64_t* active = k.Current();  // the sorted keys are no longer needed once settled
+  uint64_t* active = k.Alternate();
   uint32_t m = g.settle_round(
-      SortedRound{k.Current(), shift, shift + 8 * nbytes, false, g.start, nb}, nullptr, total,
-      nb, covered, k.Alternate(), active);
+      g.round(SortedRound{k.Current(), shift, shift + 8 * nbytes, false, g.start, nb}, nullptr,
+              total, covered, shortest, active));
   g.stats.bytes = total;
   g.stats.keys_sorted = total;
   g.stats.first_seconds = seconds();
@@ -374,9 +395,9 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     // The active set was read: its buffer is the sort's other half.
     cub::DoubleBuffer<uint64_t> k64(keys, active);
     g.radix_sort(k64, m, shift, end_bit, g.temp);
-    m = g.settle_round(SortedRound{k64.Current(), shift, 2 * shift, true, g.start, nb}, g.pos, m,
-                       nb, covered, k64.Alternate(), k64.Current());
-    active = k64.Current();
+    active = k64.Alternate();
+    m = g.settle_round(g.round(SortedRound{k64.Current(), shift, 2 * shift, true, g.start, nb},
+                               g.pos, m, covered, shortest, active));
   }
 
   CUDA_CHECK(cudaMemcpyAsync(g.h_last, g.last, total, cudaMemcpyDeviceToHost, g.stream));

@@ -29,8 +29,9 @@ struct BlockView {
 
 class GpuBwt {
  public:
-  // Device memory one byte of a batch takes (text, ranks, sort buffers, L).
-  static constexpr size_t kDeviceBytesPerByte = 32;
+  // Device memory one byte of a batch takes (text, L, ranks, positions, two key buffers:
+  // 26 bytes) with room for CUB's scratch.
+  static constexpr size_t kDeviceBytesPerByte = 28;
 
   // Reserves device and pinned host memory for batches of up to max_bytes (16 MiB at
   // most) in up to max_blocks blocks on `device`. Throws GpuError.
