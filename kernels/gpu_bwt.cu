@@ -119,14 +119,17 @@ struct SortedRound {
 // Settling a sorted round starts with a scan over it: each rotation carries its sorted
 // position if it heads a group (a max-scan of those gives every rotation its group's head,
 // its new rank) and whether it stays active (a sum of those gives its place in the
-// compacted active set).
-struct Settled {
-  uint32_t head, kept;
-};
+// compacted active set). The two travel in one 64-bit word, the head above: CUB's scan
+// hands an integer from tile to tile in one step, where a struct takes a slower path.
+using Settled = uint64_t;
+
+__device__ Settled settled(uint32_t head, bool kept) { return uint64_t(head) << 32 | kept; }
+__device__ uint32_t head_of(Settled v) { return uint32_t(v >> 32); }
+__device__ uint32_t kept_of(Settled v) { return uint32_t(v); }
 
 struct CombineSettled {
-  __device__ Settled operator()(const Settled& a, const Settled& b) const {
-    return {a.head > b.head ? a.head : b.head, a.kept + b.kept};
+  __device__ Settled operator()(Settled a, Settled b) const {
+    return (a > b ? a : b) >> 32 << 32 | (kept_of(a) + kept_of(b));
   }
 };
 
@@ -159,7 +162,7 @@ struct SettleInput {
   Round r;
   __device__ Settled operator()(uint32_t k) const {
     bool kept = !r.single(k) && !r.spans(k);
-    return {r.sorted.head(k) ? r.sorted_pos(k) : 0, kept};
+    return settled(r.sorted.head(k) ? r.sorted_pos(k) : 0, kept);
   }
 };
 
@@ -170,20 +173,21 @@ struct SettleInput {
 struct SettleOutput {
   Round r;
   Settled* tail;
-  __device__ void operator()(ptrdiff_t index, const Settled& v) const {
+  __device__ void operator()(ptrdiff_t index, Settled v) const {
     const uint32_t k = uint32_t(index);
     const uint32_t b = r.sorted.block(k), s = r.sorted.start[b], n = r.sorted.start[b + 1] - s;
     const uint32_t j = r.sorted.in_block(k), i = s + j, p = r.sorted_pos(k);
     // Most ranks stay as they were (a group that does not split, the first part of one
     // that does): those scattered writes are skipped.
-    if (v.head != r.sorted.old_rank(k)) r.rank[i] = v.head;
+    const uint32_t head = head_of(v);
+    if (head != r.sorted.old_rank(k)) r.rank[i] = head;
     if (r.single(k)) {
       r.last[p] = r.text[j == 0 ? s + n - 1 : i - 1];
       if (j == 0) r.orig_ptr[b] = p - s;
     } else if (r.spans_block(b)) {
       r.periodic[b] = 1;
     } else {
-      r.active[v.kept - 1] = pack_active(v.head, p, j);
+      r.active[kept_of(v) - 1] = pack_active(head, p, j);
     }
     if (k + 1 == r.m) *tail = v;
   }
@@ -224,7 +228,7 @@ struct GpuBwt::Impl {
   GpuBwt::Stats stats;
   uint8_t *h_text, *h_last, *h_periodic;
   uint32_t *h_start, *h_orig_ptr;
-  uint32_t* h_active_count;
+  Settled* h_tail;
 
   template <typename T>
   T* dev(size_t count) {
@@ -277,10 +281,9 @@ struct GpuBwt::Impl {
   // the active set.
   uint32_t settle_round(const Round& r) {
     settle_scan(r, temp);
-    CUDA_CHECK(cudaMemcpyAsync(h_active_count, &tail->kept, sizeof(uint32_t),
-                               cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(h_tail, tail, sizeof(Settled), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    return *h_active_count;
+    return uint32_t(*h_tail);
   }
 };
 
@@ -313,7 +316,7 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.h_start = g.host<uint32_t>(max_blocks + 1);
   g.h_orig_ptr = g.host<uint32_t>(max_blocks);
   g.h_periodic = g.host<uint8_t>(max_blocks);
-  g.h_active_count = g.host<uint32_t>(1);
+  g.h_tail = g.host<Settled>(1);
 
   // One scratch area for all CUB calls, sized for the largest batch.
   const uint32_t m = uint32_t(n);
