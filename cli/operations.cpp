@@ -240,6 +240,7 @@ void compress_one(const std::string* name) {
   copts.level = o.level;
   copts.threads = o.threads;
   copts.gpu = o.gpu;
+  copts.input_size = input_size(job.in_fd);
   copts.progress = [&](uint64_t i, uint64_t w) { meter.update(i, w); };
   copts.notice = notices.callback();
   StreamTotals totals;

@@ -1,5 +1,5 @@
-// The GPU stations: per device, several lanes (host threads, each with its own stream
-// and buffers) take batches of raw blocks from the work queue, sort them on the GPU and
+// The GPU station: on the first visible device, several lanes (host threads, each with
+// its own stream and buffers) take batches of raw blocks from the work queue, sort them on the GPU and
 // hand them back for entropy coding; one lane's uploads and downloads overlap the
 // others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
 #include <algorithm>
@@ -126,18 +126,21 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& not
   queue.remove_gpu_station(id);
 }
 
+// One GPU: the first that CUDA_VISIBLE_DEVICES lists. It sorts about 3 GB/s, faster
+// than the one reader thread cuts blocks, so a second adds no speed, only its opening
+// time: on 2 and 4 H200s every extra GPU made runs of 0.3 to 1.3 GB 0.1-0.4 s slower
+// each (kernels/NOTES.md).
 std::vector<std::thread> start_lanes(WorkQueue& queue, const std::vector<GpuDevice>& devices,
                                      int level, const std::shared_ptr<Notices>& notices,
                                      const std::shared_ptr<OpenGate>& gate) {
-  size_t capacity = 0;
-  for (const GpuDevice& d : devices) capacity += kLanesPerGpu * lane_batch_blocks(d, level);
-  queue.reserve_for_gpus(capacity);
+  if (devices.empty()) return {};
+  const GpuDevice& d = devices.front();
+  queue.reserve_for_gpus(kLanesPerGpu * lane_batch_blocks(d, level));
   std::vector<std::thread> threads;
-  for (const GpuDevice& d : devices)
-    for (int l = 0; l < kLanesPerGpu; l++)
-      threads.emplace_back([&queue, d, level, notices, gate] {
-        run_lane(queue, d, level, *notices, *gate);
-      });
+  for (int l = 0; l < kLanesPerGpu; l++)
+    threads.emplace_back([&queue, d, level, notices, gate] {
+      run_lane(queue, d, level, *notices, *gate);
+    });
   return threads;
 }
 

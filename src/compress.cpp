@@ -27,6 +27,19 @@ void run_cpu_station_nicer(WorkQueue& queue) {
   run_cpu_station(queue);
 }
 
+// Opening a GPU costs about 0.45 s of wall time however little it then sorts (driver
+// start, the lanes' buffers, teardown at exit; measured on H200s), so GpuMode::Auto opens
+// one only for inputs the CPU stations alone would take longer than this on. The GPU
+// won from about 0.6 s of CPU work on 16 cores and 0.7-0.8 s on 32 (kernels/NOTES.md);
+// where the two are close the rule leaves the GPU shut. CPU speed is taken as 15 MB/s a
+// thread (-9; 12-24 measured on the machines here).
+constexpr double kGpuWorthSeconds = 0.8;
+constexpr double kCpuBytesPerSecondPerThread = 15e6;
+
+uint64_t gpu_worth_bytes(int threads) {
+  return uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
+}
+
 }  // namespace
 
 int default_thread_count() { return int(std::max(1u, std::thread::hardware_concurrency())); }
@@ -37,10 +50,19 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
   // GPU stations raise the bounds by their batch capacity once found.
   WorkQueue queue(size_t(2 * threads + 2), threads);
-  // GpuMode::On must fail before any output; Auto starts the GPUs once the input is
-  // longer than one block, so small inputs never wait for a GPU to open.
+  // GpuMode::On must fail before any output. Auto opens the GPU at once when the input
+  // is known to be large. From a pipe it opens once a quarter of that has been read:
+  // early enough that large inputs gain about as much as from a file, at a cost of up
+  // to 0.25 s for inputs of a quarter to one times that size (kernels/NOTES.md).
+  const uint64_t gpu_worth = gpu_worth_bytes(threads);
   std::vector<std::thread> gpu_stations;
-  if (opts.gpu == GpuMode::On) gpu_stations = start_gpu_stations(queue, opts);
+  bool gpu_started = false;
+  auto start_gpu = [&] {
+    gpu_stations = start_gpu_stations(queue, opts);
+    gpu_started = true;
+  };
+  if (opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && opts.input_size >= gpu_worth))
+    start_gpu();
   StreamWriter writer(out, opts.level);
   StreamTotals totals;
 
@@ -71,7 +93,9 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
       job.raw.data = queue.spare_buffer();
       if (!reader.next(job.raw)) break;
       if (!queue.push_raw(std::move(job))) break;
-      if (++blocks == 2 && opts.gpu == GpuMode::Auto) gpu_stations = start_gpu_stations(queue, opts);
+      blocks++;
+      if (!gpu_started && opts.gpu == GpuMode::Auto && reader.bytes_read() >= gpu_worth / 4)
+        start_gpu();
     }
   } catch (...) {
     queue.abort(std::current_exception());

@@ -15,6 +15,9 @@ struct CompressOptions {
   int level = 9;       // 1..9: block size in units of 100 kB, as bzip2 -1..-9
   int threads = 0;     // CPU stations; 0 means one per core
   GpuMode gpu = GpuMode::Auto;
+  // Bytes of input expected (a regular file's size), or 0 when unknown (a pipe): with
+  // GpuMode::Auto, a GPU opens at once for large inputs and never for small ones.
+  uint64_t input_size = 0;
   // Called from the writer after each block with the totals so far.
   std::function<void(uint64_t bytes_in, uint64_t bytes_out)> progress;
   // One line for the user at -v (GPU fallbacks and the like).

@@ -141,6 +141,8 @@ static int bench_compress(const char* in_path, const char* out_path, int level, 
   o.level = level;
   o.threads = threads;
   o.gpu = gpu == "on" ? GpuMode::On : gpu == "off" ? GpuMode::Off : GpuMode::Auto;
+  o.input_size = uint64_t(lseek(in, 0, SEEK_END));
+  lseek(in, 0, SEEK_SET);
   o.notice = [](const std::string& s) { std::fprintf(stderr, "notice: %s\n", s.c_str()); };
   auto t0 = Clock::now();
   StreamTotals t = compress_stream(src, sink, o);

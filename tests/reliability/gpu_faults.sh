@@ -1,7 +1,8 @@
 # Failures of the GPU path, injected with GPBZIP2_FAIL_CUDA_CALL=N (the Nth checked CUDA
 # call of the process fails). With --gpu=auto a failing GPU only costs speed: exit 0 and
 # bzip2's bytes. With --gpu=on the run either succeeds the same way or, when no GPU can
-# be opened, exits 1 leaving no output. Skipped without a CUDA build and a usable GPU.
+# be opened, exits 1 leaving no output. Two threads, so that auto opens the GPU for this
+# 40 MB input. Skipped without a CUDA build and a usable GPU.
 source "$(dirname "$0")/common.bash" "$@"
 
 info=$("$bin" -V 2>&1)
@@ -13,11 +14,11 @@ bzip2 -9 < in > ref.bz2
 s_in=$(sum in) s_ref=$(sum ref.bz2)
 
 for n in 1 2 3 4 5 6 7 8 10 12 16 20 30 50 100 200 500 1000; do
-  GPBZIP2_FAIL_CUDA_CALL=$n expect_status 0 "$bin" --gpu=auto -9 -c in > out.bz2
+  GPBZIP2_FAIL_CUDA_CALL=$n expect_status 0 "$bin" --gpu=auto -n2 -9 -c in > out.bz2
   cmp -s out.bz2 ref.bz2 || fail "--gpu=auto, CUDA call $n failing: output differs from bzip2's"
 
   cp in job
-  GPBZIP2_FAIL_CUDA_CALL=$n timeout -k 5 300 "$bin" --gpu=on -9 job
+  GPBZIP2_FAIL_CUDA_CALL=$n timeout -k 5 300 "$bin" --gpu=on -n2 -9 job
   st=$?
   case $st in
     0)
