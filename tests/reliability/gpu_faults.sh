@@ -33,6 +33,18 @@ for n in 1 2 3 4 5 6 7 8 10 12 16 20 30 50 100 200 500 1000; do
   esac
   rm -f job job.bz2
 done
+# Auto leaves the GPU shut for an input too small to gain from it, from a file or a
+# pipe: failing the first call that opening a lane would make (listing makes one, and
+# one for each GPU) changes nothing and says nothing.
+first_lane_call=$(($(grep -c "GPU [0-9]*:" <<< "$info") + 2))
+head -c 2000000 in > small
+bzip2 -9 < small > small_ref.bz2
+GPBZIP2_FAIL_CUDA_CALL=$first_lane_call expect_status 0 "$bin" -v -9 -c small > out.bz2 2> notes
+cmp -s out.bz2 small_ref.bz2 || fail "small file: output differs from bzip2's"
+grep -q failed notes && fail "small file opened the GPU: $(cat notes)"
+GPBZIP2_FAIL_CUDA_CALL=$first_lane_call expect_status 0 "$bin" -v -9 < small > out.bz2 2> notes
+cmp -s out.bz2 small_ref.bz2 || fail "small pipe: output differs from bzip2's"
+grep -q failed notes && fail "small pipe opened the GPU: $(cat notes)"
 # Decompression never touches the GPU.
 GPBZIP2_FAIL_CUDA_CALL=1 expect_status 0 "$bin" -dc ref.bz2 > back
 cmp -s back in || fail "decompression with a failing GPU"
