@@ -321,8 +321,8 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   // One scratch area for all CUB calls, sized for the largest batch.
   const uint32_t m = uint32_t(n);
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
-  g.temp_bytes = std::max(g.radix_sort(k, m, 0, 64, nullptr),
-                          g.settle_scan(g.round(SortedRound{}, g.pos, m, 0, 0, g.keys[0]), nullptr));
+  const Round largest = g.round(SortedRound{}, g.pos, m, 0, 0, g.keys[0]);
+  g.temp_bytes = std::max(g.radix_sort(k, m, 0, 64, nullptr), g.settle_scan(largest, nullptr));
   g.temp = g.dev<uint8_t>(g.temp_bytes);
 }
 

@@ -1,7 +1,7 @@
 // The GPU station: on the first visible device, several lanes (host threads, each with
-// its own stream and buffers) take batches of raw blocks from the work queue, sort them on the GPU and
-// hand them back for entropy coding; one lane's uploads and downloads overlap the
-// others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
+// its own stream and buffers) take batches of raw blocks from the work queue, sort them
+// on the GPU and hand them back for entropy coding; one lane's uploads and downloads
+// overlap the others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -126,15 +126,13 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& not
   queue.remove_gpu_station(id);
 }
 
-// One GPU: the first that CUDA_VISIBLE_DEVICES lists. It sorts about 3 GB/s, faster
-// than the one reader thread cuts blocks, so a second adds no speed, only its opening
-// time: on 2 and 4 H200s every extra GPU made runs of 0.3 to 1.3 GB 0.1-0.4 s slower
-// each (kernels/NOTES.md).
-std::vector<std::thread> start_lanes(WorkQueue& queue, const std::vector<GpuDevice>& devices,
-                                     int level, const std::shared_ptr<Notices>& notices,
+// The lanes of the one GPU used: the first that CUDA_VISIBLE_DEVICES lists. It sorts
+// about 3 GB/s, faster than the one reader thread cuts blocks, so a second adds no
+// speed, only its opening time: on 2 and 4 H200s every extra GPU made runs of 0.3 to
+// 1.3 GB 0.1-0.4 s slower each (kernels/NOTES.md).
+std::vector<std::thread> start_lanes(WorkQueue& queue, const GpuDevice& d, int level,
+                                     const std::shared_ptr<Notices>& notices,
                                      const std::shared_ptr<OpenGate>& gate) {
-  if (devices.empty()) return {};
-  const GpuDevice& d = devices.front();
   queue.reserve_for_gpus(kLanesPerGpu * lane_batch_blocks(d, level));
   std::vector<std::thread> threads;
   for (int l = 0; l < kLanesPerGpu; l++)
@@ -156,7 +154,7 @@ std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOpti
     std::vector<GpuDevice> devices = list_gpus();
     if (devices.empty())
       throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
-    auto threads = start_lanes(queue, devices, level, notices, gate);
+    auto threads = start_lanes(queue, devices.front(), level, notices, gate);
     std::unique_lock lk(gate->mu);
     const int lanes = int(threads.size());
     gate->cv.wait(lk, [&] { return gate->opened > 0 || gate->failed == lanes; });
@@ -172,7 +170,9 @@ std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOpti
   std::vector<std::thread> starter;
   starter.emplace_back([&queue, level, notices, gate] {
     try {
-      for (auto& t : start_lanes(queue, list_gpus(), level, notices, gate)) t.join();
+      const std::vector<GpuDevice> devices = list_gpus();
+      if (devices.empty()) return;
+      for (auto& t : start_lanes(queue, devices.front(), level, notices, gate)) t.join();
     } catch (...) {
       queue.abort(std::current_exception());
     }

@@ -51,10 +51,12 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   // GPU stations raise the bounds by their batch capacity once found.
   WorkQueue queue(size_t(2 * threads + 2), threads);
   // GpuMode::On must fail before any output. Auto opens the GPU at once when the input
-  // is known to be large. From a pipe it opens once a quarter of that has been read:
-  // early enough that large inputs gain about as much as from a file, at a cost of up
-  // to 0.25 s for inputs of a quarter to one times that size (kernels/NOTES.md).
+  // is known to be large, and for a smaller one only if it grows past that. From a pipe
+  // it opens once a quarter of that has been read: early enough that large inputs gain
+  // about as much as from a file, at a cost of up to 0.25 s for inputs of a quarter to
+  // one times that size (kernels/NOTES.md).
   const uint64_t gpu_worth = gpu_worth_bytes(threads);
+  const uint64_t gpu_after = opts.input_size > 0 ? gpu_worth : gpu_worth / 4;
   std::vector<std::thread> gpu_stations;
   bool gpu_started = false;
   auto start_gpu = [&] {
@@ -94,7 +96,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
       if (!reader.next(job.raw)) break;
       if (!queue.push_raw(std::move(job))) break;
       blocks++;
-      if (!gpu_started && opts.gpu == GpuMode::Auto && reader.bytes_read() >= gpu_worth / 4)
+      if (!gpu_started && opts.gpu == GpuMode::Auto && reader.bytes_read() >= gpu_after)
         start_gpu();
     }
   } catch (...) {

@@ -33,18 +33,31 @@ for n in 1 2 3 4 5 6 7 8 10 12 16 20 30 50 100 200 500 1000; do
   esac
   rm -f job job.bz2
 done
-# Auto leaves the GPU shut for an input too small to gain from it, from a file or a
-# pipe: failing the first call that opening a lane would make (listing makes one, and
-# one for each GPU) changes nothing and says nothing.
+# Auto opens the GPU only for inputs worth its start: with two threads, a file of 24 MB
+# or more at once, a pipe once 6 MB is read. With the call that opens the first lane
+# failing (listing makes one, and one for each GPU), an input that leaves the GPU shut
+# gets no notice, and one that opens it gets one; the output is bzip2's either way.
 first_lane_call=$(($(grep -c "GPU [0-9]*:" <<< "$info") + 2))
+# gpu_opens WANT ARGS...: WANT is yes or no.
+gpu_opens() {
+  local want=$1 opened=no
+  shift
+  GPBZIP2_FAIL_CUDA_CALL=$first_lane_call expect_status 0 "$bin" -v -n2 -9 "$@" > out.bz2 2> notes
+  grep -q failed notes && opened=yes
+  [ "$opened" = "$want" ] || fail "GPU opened: $opened, expected $want: $* ($(cat notes))"
+}
 head -c 2000000 in > small
+head -c 12000000 in > medium
 bzip2 -9 < small > small_ref.bz2
-GPBZIP2_FAIL_CUDA_CALL=$first_lane_call expect_status 0 "$bin" -v -9 -c small > out.bz2 2> notes
+bzip2 -9 < medium > medium_ref.bz2
+gpu_opens no -c small
 cmp -s out.bz2 small_ref.bz2 || fail "small file: output differs from bzip2's"
-grep -q failed notes && fail "small file opened the GPU: $(cat notes)"
-GPBZIP2_FAIL_CUDA_CALL=$first_lane_call expect_status 0 "$bin" -v -9 < small > out.bz2 2> notes
+cat small | gpu_opens no || exit 1
 cmp -s out.bz2 small_ref.bz2 || fail "small pipe: output differs from bzip2's"
-grep -q failed notes && fail "small pipe opened the GPU: $(cat notes)"
+gpu_opens no -c medium
+cmp -s out.bz2 medium_ref.bz2 || fail "12 MB file: output differs from bzip2's"
+cat medium | gpu_opens yes || exit 1
+cmp -s out.bz2 medium_ref.bz2 || fail "12 MB pipe: output differs from bzip2's"
 # Decompression never touches the GPU.
 GPBZIP2_FAIL_CUDA_CALL=1 expect_status 0 "$bin" -dc ref.bz2 > back
 cmp -s back in || fail "decompression with a failing GPU"
