@@ -1,4 +1,16 @@
+// The rotation sort. A suffix sorter ranks a suffix before every longer suffix it is a
+// prefix of, where a rotation sort compares past the block's end; the two orders agree
+// for a Lyndon word (a block that is strictly smaller than all its other rotations), as
+// no suffix of one is a prefix of it. So the block is turned to its least rotation and
+// handed to libdivsufsort whole: one exact suffix sort, no fix-ups, no slow path
+// (bench/README.md has the alternatives measured).
+//
+// A block that is not primitive (v repeated k times) has no Lyndon rotation, only u^k for
+// the Lyndon word u of v's rotations: u alone is sorted, each of its rotations standing for
+// k equal ones. Those share their last byte, so only origPtr depends on how they are
+// ordered, and bwt_periodic.cpp gives bzip2's choice.
 #include "bwt.h"
+#include "bwt_periodic.h"
 
 #include <divsufsort.h>
 
@@ -10,99 +22,68 @@
 namespace gpbzip2 {
 namespace {
 
-// Beyond this many misplaced suffixes the fix-up below costs more than a doubling sort.
-constexpr int32_t kMaxFixup = 2048;
-
-int compare_rotations(const uint8_t* t, int32_t n, int32_t a, int32_t b) {
-  for (int32_t left = n; left > 0;) {
-    int32_t run = std::min({left, n - a, n - b});
-    if (int c = std::memcmp(t + a, t + b, size_t(run))) return c;
-    left -= run;
-    a += run;
-    b += run;
-    if (a == n) a = 0;
-    if (b == n) b = 0;
+// Start of the least rotation of t, given tt = t t, and whether t is periodic: two
+// candidates, the larger dropped past the mismatch (each comparison advances one of
+// them), O(n). Neither skips a start of the least rotation, so a periodic block, which
+// has several, always ends with the two equal.
+struct LeastRotation {
+  int32_t start;
+  bool periodic;
+};
+LeastRotation least_rotation(const uint8_t* tt, int32_t n) {
+  int32_t i = 0, j = 1;
+  while (i < n && j < n) {
+    const int32_t k = common_prefix(tt + i, tt + j, n);
+    if (k == n) return {std::min(i, j), true};
+    if (tt[i + k] > tt[j + k])
+      i += k + 1;
+    else
+      j += k + 1;
+    if (i == j) j++;
   }
-  return 0;
+  return {std::min(i, j), false};
 }
 
-// Smallest p dividing n with t = w^(n/p), |w| = p (n if none), from the prefix function.
-int32_t smallest_period(const uint8_t* t, int32_t n, std::vector<int32_t>& pi) {
-  pi.assign(size_t(n), 0);
-  for (int32_t i = 1; i < n; i++) {
-    int32_t k = pi[size_t(i - 1)];
-    while (k > 0 && t[i] != t[k]) k = pi[size_t(k - 1)];
-    pi[size_t(i)] = k + (t[i] == t[k]);
-  }
-  int32_t p = n - pi[size_t(n - 1)];
-  return n % p == 0 ? p : n;
-}
-
-// Length of the longest suffix of t that also occurs earlier in t, or `limit` + 1 if it
-// is longer than `limit`. A suffix that occurs elsewhere is a prefix of its successor in
-// suffix order, and if t[j..n) occurs elsewhere so does t[j+1..n).
-int32_t repeated_suffix_length(const uint8_t* t, int32_t n, const int32_t* sa, int32_t limit,
-                               std::vector<int32_t>& rank) {
-  const int32_t window = std::min(n, limit + 1);
-  const int32_t first = n - window;
-  rank.assign(size_t(window), 0);
-  for (int32_t i = 0; i < n; i++)
-    if (sa[i] >= first) rank[size_t(sa[i] - first)] = i;
-  int32_t len = 0;
-  for (int32_t j = n - 1; j >= first; j--) {
-    int32_t r = rank[size_t(j - first)];
-    if (r + 1 >= n) break;
-    int32_t next = sa[r + 1];
-    if (next + (n - j) > n || std::memcmp(t + j, t + next, size_t(n - j)) != 0) break;
-    len = n - j;
-  }
-  return len;
-}
-
-// A suffix sorter ranks a suffix before every longer suffix it is a prefix of; a rotation
-// sort must compare past the end of the block instead. Only the last `count` suffixes can
-// be prefixes of others, so they are taken out, sorted as rotations and merged back.
-void fix_wrapped_suffixes(const uint8_t* t, int32_t n, int32_t count, int32_t* sa,
-                          std::vector<int32_t>& aux) {
-  aux.resize(2 * size_t(count));
-  int32_t* moved = aux.data();
-  int32_t* slot = aux.data() + count;
-  int32_t kept = 0;
-  for (int32_t i = 0; i < n; i++)
-    if (sa[i] < n - count) sa[kept++] = sa[i];
-  for (int32_t k = 0; k < count; k++) moved[k] = n - count + k;
-  auto less = [&](int32_t a, int32_t b) { return compare_rotations(t, n, a, b) < 0; };
-  std::sort(moved, moved + count, less);
-  for (int32_t k = 0; k < count; k++)
-    slot[k] = int32_t(std::lower_bound(sa, sa + kept, moved[k], less) - sa);
-  int32_t src = kept - 1, dst = n - 1;
-  for (int32_t k = count - 1; k >= 0; k--) {
-    while (src >= slot[k]) sa[dst--] = sa[src--];
-    sa[dst--] = moved[k];
-  }
+// w is a least rotation, so w = u^k for a Lyndon word u; returns |u| (Duval's first
+// factor).
+int32_t lyndon_period(const uint8_t* w, int32_t n) {
+  int32_t j = 1, k = 0;
+  for (; j < n && w[k] <= w[j]; j++) k = w[k] < w[j] ? 0 : k + 1;
+  const int32_t p = j - k;
+  if (j != n || n % p != 0 || std::memcmp(w, w + p, size_t(n - p)) != 0)
+    throw Error(ErrorKind::Internal, "BWT: block rotated to a non-least rotation");
+  return p;
 }
 
 }  // namespace
 
 void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) {
   out.last.resize(size_t(n));
-  ws.sa.resize(size_t(std::max(n, 1)));
+  out.orig_ptr = 0;
+  if (n == 0) return;
+  // t[n-1], then t twice: w below is the least rotation, with w[-1] = w[n-1].
+  ws.text.resize(2 * size_t(n) + 1);
+  uint8_t* text = ws.text.data();
+  text[0] = t[n - 1];
+  std::memcpy(text + 1, t, size_t(n));
+  std::memcpy(text + 1 + n, t, size_t(n));
+  const LeastRotation least = least_rotation(text + 1, n);
+  const int32_t shift = least.start;
+  const uint8_t* w = text + 1 + shift;
+  const int32_t p = least.periodic ? lyndon_period(w, n) : n;
+  ws.sa.resize(size_t(p));
   int32_t* sa = ws.sa.data();
-  if (divsufsort(t, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
-  int32_t repeated = repeated_suffix_length(t, n, sa, kMaxFixup, ws.aux);
-  // Periodic blocks (which repeat at least half of themselves at their end) need bzip2's
-  // order of equal rotations; blocks whose end repeats too long for the fix-up are sorted
-  // the same way, a doubling sort that stays O(n log n) on repetitive data.
-  if (repeated > kMaxFixup || (2 * repeated >= n && smallest_period(t, n, ws.aux) < n)) {
-    sort_rotations_bzip2_fallback(t, n, sa, ws.aux);
-  } else if (repeated > 0) {
-    fix_wrapped_suffixes(t, n, repeated, sa, ws.aux);
+  if (divsufsort(w, sa, p) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
+  uint8_t* last = out.last.data();
+  if (p == n) {
+    for (int32_t r = 0; r < n; r++) last[r] = w[sa[r] - 1];
+    // Rotation x of t is rotation (x - shift) mod n of w.
+    out.orig_ptr = uint32_t(std::find(sa, sa + n, (n - shift) % n) - sa);
+    return;
   }
-  for (int32_t i = 0; i < n; i++) {
-    int32_t j = sa[i];
-    if (j == 0) out.orig_ptr = uint32_t(i);
-    out.last[size_t(i)] = t[j == 0 ? n - 1 : j - 1];
-  }
+  const int32_t k = n / p;
+  for (int32_t r = 0; r < p; r++) std::memset(last + size_t(r) * size_t(k), w[sa[r] - 1], size_t(k));
+  out.orig_ptr = bzip2_periodic_orig_ptr({t, w, n, p, shift, sa}, ws.aux);
 }
 
 }  // namespace gpbzip2

@@ -12,6 +12,7 @@ struct BwtResult {
 
 // Scratch memory reused from block to block by one thread.
 struct BwtWorkspace {
+  std::vector<uint8_t> text;  // the block twice, so that any rotation is contiguous
   std::vector<int32_t> sa;
   std::vector<int32_t> aux;
 };
@@ -19,11 +20,5 @@ struct BwtWorkspace {
 // Sorts the rotations of block[0..n). Equal rotations (a periodic block such as "ab"
 // repeated) are ordered as bzip2 orders them, so origPtr matches too.
 void bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws, BwtResult& out);
-
-// Sorts rotations into sa[0..n) in exactly the order bzip2's fallback sort leaves them,
-// equal rotations included. Used for periodic blocks, where that order decides origPtr,
-// and for blocks whose end repeats too long for the suffix-sort fix-up.
-void sort_rotations_bzip2_fallback(const uint8_t* block, int32_t n, int32_t* sa,
-                                   std::vector<int32_t>& aux);
 
 }  // namespace gpbzip2

@@ -1,5 +1,6 @@
-// The rotation sort against a naive sort, on inputs that exercise each path: plain
-// suffix sorting, the repeated-suffix fix-up, prefix doubling and periodic blocks.
+// The rotation sort against a naive sort: blocks whose least rotation starts anywhere,
+// blocks whose end repeats earlier text, hard words, and periodic blocks (whose origPtr,
+// bzip2's choice among equal rotations, the oracle tests check against libbzip2).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -72,8 +73,6 @@ TEST_CASE("BWT of small random blocks equals a naive rotation sort", "[bwt]") {
 
 TEST_CASE("BWT when the block's end repeats earlier text", "[bwt]") {
   std::mt19937 rng(7);
-  // Repeats shorter and longer than the fix-up limit (2048): the long ones take the
-  // bzip2-order path.
   for (size_t repeat : {5, 300, 2047, 2049, 3000}) {
     auto x = random_bytes(rng, repeat, 2);
     auto y = random_bytes(rng, 500, 3);
@@ -98,16 +97,28 @@ TEST_CASE("BWT when the block's end repeats earlier text", "[bwt]") {
   require_matches_naive(t);
 }
 
-TEST_CASE("bzip2's fallback order is a correct sort", "[bwt]") {
-  std::mt19937 rng(3);
-  for (size_t n : {1, 2, 17, 64, 999}) {
-    auto t = random_bytes(rng, n, 2);
-    if (is_periodic(t)) continue;
-    auto want = naive_order(t);
-    std::vector<int32_t> sa(n), aux;
-    gpbzip2::sort_rotations_bzip2_fallback(t.data(), int32_t(n), sa.data(), aux);
-    REQUIRE(sa == want);
+TEST_CASE("BWT of Fibonacci and Thue-Morse words and their cuts", "[bwt]") {
+  std::string fib = "a", prev = "b";
+  while (fib.size() < 3000) {
+    std::string next = fib + prev;
+    prev = fib;
+    fib = next;
   }
+  std::string tm = "a";
+  while (tm.size() < 3000) {
+    std::string flipped = tm;
+    for (char& c : flipped) c = c == 'a' ? 'b' : 'a';
+    tm += flipped;
+  }
+  for (const std::string& word : {fib, tm})
+    for (size_t n : {1, 2, 5, 13, 64, 233, 987, 1000, 1024, 2584, 3000}) {
+      std::vector<uint8_t> t(word.begin(), word.begin() + long(n));
+      if (is_periodic(t)) continue;
+      INFO("n " << n);
+      require_matches_naive(t);
+      std::rotate(t.begin(), t.begin() + long(n / 3), t.end());
+      require_matches_naive(t);
+    }
 }
 
 TEST_CASE("periodic blocks: equal rotations stay together, last column as naive", "[bwt]") {

@@ -1,0 +1,42 @@
+// The parts of the rotation sort that follow bzip2 for periodic blocks (v repeated k >= 2
+// times), whose k equal rotations bzip2 orders as its sort happens to leave them.
+// Internal to bwt*.cpp.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+namespace gpbzip2 {
+
+// A periodic block t = v^k (|v| = p) given also by its least rotation w, which is u^k
+// for the Lyndon word u = w[0..p), and by shift: t[x] = w[(x - shift) mod n].
+struct PeriodicBlock {
+  const uint8_t* t;
+  const uint8_t* w;  // n bytes
+  int32_t n, p, shift;
+  const int32_t* sa;  // u's rotations in sorted order (u's suffix order, u being Lyndon)
+};
+
+// origPtr as bzip2 writes it for the block.
+uint32_t bzip2_periodic_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux);
+
+// bzip2's main sort (blocks of 10000 bytes or more) with its work budget; origPtr if it
+// finishes within the budget, nullopt where bzip2 falls back to its other sort.
+std::optional<uint32_t> bzip2_main_sort_orig_ptr(const PeriodicBlock& b);
+
+// Length of the common prefix of a[0..limit) and b[0..limit), eight bytes a step: the
+// hard blocks are the ones with long common prefixes.
+inline int32_t common_prefix(const uint8_t* a, const uint8_t* b, int32_t limit) {
+  int32_t i = 0;
+  for (; i + 8 <= limit; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    if (x != y) return i + __builtin_ctzll(x ^ y) / 8;
+  }
+  while (i < limit && a[i] == b[i]) i++;
+  return i;
+}
+
+}  // namespace gpbzip2

@@ -1,0 +1,262 @@
+// bzip2's main sort, followed step for step, for the one place where its order shows in
+// the output: origPtr of a periodic block. It bucket-sorts rotations by two bytes, sorts
+// big buckets smallest first by multikey quicksort then shell sort, derives other buckets'
+// order from finished ones, and keeps per-position ranks ("quadrants") of finished big
+// buckets to shorten later comparisons. Comparisons past 12 bytes cost one unit of a
+// budget of 9 per byte (work factor 30) each 8 positions; past it bzip2 abandons the sort
+// for its fallback. Equal rotations compare to the end of the block, so most periodic
+// blocks exhaust the budget, and a bound tells most of those apart before any sorting.
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <vector>
+
+#include "bwt_periodic.h"
+
+namespace gpbzip2 {
+namespace {
+
+constexpr int32_t kRadixDepth = 2;     // bytes the bucket sort ranks by
+constexpr int32_t kQsortDepth = 14;    // past this depth the shell sort takes over
+constexpr int32_t kQsortSmall = 20;    // ranges under this size too
+constexpr int32_t kBudgetPerByte = 9;  // (work factor 30 - 1) / 3
+
+// Length of the common prefix of a[0..limit) and b[0..limit), four entries a step.
+int32_t common_prefix16(const uint16_t* a, const uint16_t* b, int32_t limit) {
+  return common_prefix(reinterpret_cast<const uint8_t*>(a), reinterpret_cast<const uint8_t*>(b),
+                       2 * limit) / 2;
+}
+
+class MainSort {
+ public:
+  MainSort(const uint8_t* t, int32_t n)
+      : n_(n), budget_(int64_t(n) * kBudgetPerByte), block_(size_t(2 * n + 64)),
+        quadrant_(block_.size(), 0), ptr_(size_t(n)) {
+    // Cyclic reads run up to 2n + 42 positions (an offset under n + 15, 12 bytes, then
+    // n + 16 more), so the block and its quadrants are kept repeated that far.
+    for (size_t i = 0; i < block_.size(); i++) block_[i] = t[i % size_t(n)];
+  }
+
+  std::optional<uint32_t> run();
+
+ private:
+  uint32_t pair(int32_t i) const { return uint32_t(block_[size_t(i)]) << 8 | block_[size_t(i) + 1]; }
+  bool greater(int32_t i1, int32_t i2);
+  void shell_sort(int32_t lo, int32_t hi, int32_t d);
+  void quicksort(int32_t lo, int32_t hi, int32_t d);
+  void set_quadrant(int32_t i, uint16_t v) {
+    for (size_t j = size_t(i); j < quadrant_.size(); j += size_t(n_)) quadrant_[j] = v;
+  }
+
+  const int32_t n_;
+  int64_t budget_;
+  std::vector<uint8_t> block_;
+  std::vector<uint16_t> quadrant_;
+  std::vector<int32_t> ptr_;
+};
+
+// Is the rotation at i1 greater than the one at i2? 12 bytes, then (byte, quadrant)
+// pairs in steps of 8 until n + 8 positions are past, one unit of budget a step.
+bool MainSort::greater(int32_t i1, int32_t i2) {
+  const uint8_t* b = block_.data();
+  int32_t m = common_prefix(b + i1, b + i2, 12);
+  if (m < 12) return b[i1 + m] > b[i2 + m];
+  i1 += 12;
+  i2 += 12;
+  const int32_t steps = (n_ + 8) / 8 + 1, span = 8 * steps;
+  const int32_t mb = common_prefix(b + i1, b + i2, span);
+  const uint16_t* q = quadrant_.data();
+  const int32_t mq = common_prefix16(q + i1, q + i2, std::min(span, mb + 1));
+  m = std::min(mb, mq);
+  if (m == span) {
+    budget_ -= steps;
+    return false;
+  }
+  budget_ -= m / 8;
+  return mb == m ? b[i1 + m] > b[i2 + m] : q[i1 + m] > q[i2 + m];
+}
+
+void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d) {
+  static constexpr int32_t kIncrements[] = {1,     4,     13,     40,     121,    364,     1093,
+                                            3280,  9841,  29524,  88573,  265720, 797161, 2391484};
+  const int32_t count = hi - lo + 1;
+  if (count < 2) return;
+  int hp = 0;
+  while (kIncrements[hp] < count) hp++;
+  for (hp--; hp >= 0; hp--) {
+    const int32_t h = kIncrements[hp];
+    // Insertions go in threes between budget checks.
+    for (int32_t i = lo + h; i <= hi;) {
+      for (int c = 0; c < 3 && i <= hi; c++, i++) {
+        const int32_t v = ptr_[size_t(i)];
+        int32_t j = i;
+        while (greater(ptr_[size_t(j - h)] + d, v + d)) {
+          ptr_[size_t(j)] = ptr_[size_t(j - h)];
+          j -= h;
+          if (j <= lo + h - 1) break;
+        }
+        ptr_[size_t(j)] = v;
+      }
+      if (budget_ < 0) return;
+    }
+  }
+}
+
+// Multikey quicksort on the byte at depth d, median of three; the parts are pushed
+// largest first so the smallest is sorted first.
+void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
+  struct Range {
+    int32_t lo, hi, d;
+  };
+  std::vector<Range> stack{{lo0, hi0, d0}};
+  int32_t* ptr = ptr_.data();
+  const uint8_t* b = block_.data();
+  while (!stack.empty()) {
+    const auto [lo, hi, d] = stack.back();
+    stack.pop_back();
+    if (hi - lo < kQsortSmall || d > kQsortDepth) {
+      shell_sort(lo, hi, d);
+      if (budget_ < 0) return;
+      continue;
+    }
+    std::array<int32_t, 3> m3 = {b[ptr[lo] + d], b[ptr[hi] + d], b[ptr[(lo + hi) >> 1] + d]};
+    std::sort(m3.begin(), m3.end());
+    const int32_t pivot = m3[1];
+    // Partition into [= | < | unknown | > | =], then move the equal ends to the middle.
+    int32_t un_lo = lo, lt_lo = lo, un_hi = hi, gt_hi = hi;
+    for (;;) {
+      for (; un_lo <= un_hi; un_lo++) {
+        const int32_t c = b[ptr[un_lo] + d] - pivot;
+        if (c > 0) break;
+        if (c == 0) std::swap(ptr[un_lo], ptr[lt_lo++]);
+      }
+      for (; un_lo <= un_hi; un_hi--) {
+        const int32_t c = b[ptr[un_hi] + d] - pivot;
+        if (c < 0) break;
+        if (c == 0) std::swap(ptr[un_hi], ptr[gt_hi--]);
+      }
+      if (un_lo > un_hi) break;
+      std::swap(ptr[un_lo++], ptr[un_hi--]);
+    }
+    if (gt_hi < lt_lo) {
+      stack.push_back({lo, hi, d + 1});
+      continue;
+    }
+    int32_t k = std::min(lt_lo - lo, un_lo - lt_lo);
+    std::swap_ranges(ptr + lo, ptr + lo + k, ptr + un_lo - k);
+    k = std::min(hi - gt_hi, gt_hi - un_hi);
+    std::swap_ranges(ptr + un_lo, ptr + un_lo + k, ptr + hi - k + 1);
+    const int32_t less_end = lo + un_lo - lt_lo - 1;
+    const int32_t greater_begin = hi - (gt_hi - un_hi) + 1;
+    Range next[3] = {{lo, less_end, d}, {greater_begin, hi, d}, {less_end + 1, greater_begin - 1, d + 1}};
+    auto size = [&](int i) { return next[i].hi - next[i].lo; };
+    if (size(0) < size(1)) std::swap(next[0], next[1]);
+    if (size(1) < size(2)) std::swap(next[1], next[2]);
+    if (size(0) < size(1)) std::swap(next[0], next[1]);
+    for (const Range& r : next) stack.push_back(r);
+  }
+}
+
+std::optional<uint32_t> MainSort::run() {
+  // Buckets by the first two bytes, each in increasing position order.
+  std::vector<int32_t> start(65537, 0);
+  for (int32_t i = 0; i < n_; i++) start[pair(i) + 1]++;
+  for (size_t s = 1; s < start.size(); s++) start[s] += start[s - 1];
+  {
+    std::vector<int32_t> fill(start.begin(), start.end() - 1);
+    for (int32_t i = 0; i < n_; i++) ptr_[size_t(fill[pair(i)]++)] = i;
+  }
+  auto big_size = [&](int c) { return start[size_t(c + 1) << 8] - start[size_t(c) << 8]; };
+
+  // Big buckets smallest first, in the order bzip2's shell sort leaves equal sizes.
+  std::array<int, 256> order;
+  for (int i = 0; i < 256; i++) order[size_t(i)] = i;
+  for (int h : {121, 40, 13, 4, 1})
+    for (int i = h; i < 256; i++) {
+      const int v = order[size_t(i)];
+      int j = i;
+      while (big_size(order[size_t(j - h)]) > big_size(v)) {
+        order[size_t(j)] = order[size_t(j - h)];
+        j -= h;
+        if (j <= h - 1) break;
+      }
+      order[size_t(j)] = v;
+    }
+
+  std::vector<bool> sorted(65536, false);
+  std::array<bool, 256> big_done{};
+  for (int i = 0; i < 256; i++) {
+    const int ss = order[size_t(i)];
+    // Sort the small buckets [ss, j] no earlier step has ordered.
+    for (int j = 0; j < 256; j++) {
+      if (j == ss) continue;
+      const size_t sb = size_t(ss) << 8 | size_t(j);
+      if (!sorted[sb] && start[sb + 1] - 1 > start[sb]) {
+        quicksort(start[sb], start[sb + 1] - 1, kRadixDepth);
+        if (budget_ < 0) return std::nullopt;
+      }
+      sorted[sb] = true;
+    }
+    // The big bucket [ss] now gives the order of every bucket [c, ss], [ss, ss] included:
+    // scanned from both ends, each rotation's predecessor goes to its bucket's next slot.
+    std::array<int32_t, 256> copy_start, copy_end;
+    for (int c = 0; c < 256; c++) {
+      copy_start[size_t(c)] = start[size_t(c) << 8 | size_t(ss)];
+      copy_end[size_t(c)] = start[(size_t(c) << 8 | size_t(ss)) + 1] - 1;
+    }
+    for (int32_t j = start[size_t(ss) << 8]; j < copy_start[size_t(ss)]; j++) {
+      const int32_t k = ptr_[size_t(j)] == 0 ? n_ - 1 : ptr_[size_t(j)] - 1;
+      const uint8_t c = block_[size_t(k)];
+      if (!big_done[c]) ptr_[size_t(copy_start[c]++)] = k;
+    }
+    for (int32_t j = start[size_t(ss + 1) << 8] - 1; j > copy_end[size_t(ss)]; j--) {
+      const int32_t k = ptr_[size_t(j)] == 0 ? n_ - 1 : ptr_[size_t(j)] - 1;
+      const uint8_t c = block_[size_t(k)];
+      if (!big_done[c]) ptr_[size_t(copy_end[c]--)] = k;
+    }
+    for (int c = 0; c < 256; c++) sorted[size_t(c) << 8 | size_t(ss)] = true;
+    big_done[size_t(ss)] = true;
+    // Ranks within the finished big bucket, scaled to 16 bits (pointless after the last).
+    if (i < 255) {
+      const int32_t bb_start = start[size_t(ss) << 8], bb_size = big_size(ss);
+      int shifts = 0;
+      while ((bb_size >> shifts) > 65534) shifts++;
+      for (int32_t j = bb_size - 1; j >= 0; j--)
+        set_quadrant(ptr_[size_t(bb_start + j)], uint16_t(j >> shifts));
+    }
+  }
+  if (budget_ < 0) return std::nullopt;
+  return uint32_t(std::find(ptr_.begin(), ptr_.end(), 0) - ptr_.begin());
+}
+
+// Before the first big bucket with rotations is finished no quadrant is set, and in its
+// small buckets each set of k equal rotations costs at least k - 1 comparisons of the
+// whole block (an insertion stops only at an equal rotation already placed).
+bool budget_surely_exhausted(const PeriodicBlock& b) {
+  std::array<int32_t, 256> count{};
+  for (int32_t i = 0; i < b.p; i++) count[b.t[i]]++;
+  // The first bucket in bzip2's order is a smallest non-empty one; a bound over every
+  // smallest would need their order, so take the least bound among them.
+  int32_t smallest = b.p;
+  for (int32_t c : count)
+    if (c > 0) smallest = std::min(smallest, c);
+  int64_t least = INT64_MAX;
+  const int64_t k = b.n / b.p, steps = (b.n + 8) / 8 + 1;
+  for (int c = 0; c < 256; c++) {
+    if (count[size_t(c)] != smallest) continue;
+    int64_t classes = 0;  // rotations of v starting c x with x != c
+    for (int32_t i = 0; i < b.p; i++)
+      classes += b.t[i] == c && b.t[i + 1 == b.p ? 0 : i + 1] != c;
+    least = std::min(least, classes * (k - 1) * steps);
+  }
+  return least > int64_t(b.n) * kBudgetPerByte;
+}
+
+}  // namespace
+
+std::optional<uint32_t> bzip2_main_sort_orig_ptr(const PeriodicBlock& b) {
+  if (budget_surely_exhausted(b)) return std::nullopt;
+  return MainSort(b.t, b.n).run();
+}
+
+}  // namespace gpbzip2
