@@ -23,23 +23,30 @@ namespace gpbzip2 {
 namespace {
 
 // Start of the least rotation of t, given tt = t t, and whether t is periodic: two
-// candidates, the larger dropped past the mismatch (each comparison advances one of
-// them), O(n). Neither skips a start of the least rotation, so a periodic block, which
-// has several, always ends with the two equal.
+// candidates, the larger dropped past the mismatch, O(n). Only positions holding t's
+// smallest byte can start it, so the candidates jump from one to the next (memchr), which
+// makes this a small part of the sort. Neither skips a start of the least rotation, so a
+// periodic block, which has several, always ends with the two equal.
 struct LeastRotation {
   int32_t start;
   bool periodic;
 };
 LeastRotation least_rotation(const uint8_t* tt, int32_t n) {
-  int32_t i = 0, j = 1;
+  uint8_t least = 255;
+  for (int32_t x = 0; x < n; x++) least = std::min(least, tt[x]);
+  auto next = [&](int32_t x) {  // first position >= x holding `least`, or n
+    const void* at = x < n ? std::memchr(tt + x, least, size_t(n - x)) : nullptr;
+    return at ? int32_t(static_cast<const uint8_t*>(at) - tt) : n;
+  };
+  int32_t i = next(0), j = next(i + 1);
   while (i < n && j < n) {
     const int32_t k = common_prefix(tt + i, tt + j, n);
     if (k == n) return {std::min(i, j), true};
     if (tt[i + k] > tt[j + k])
-      i += k + 1;
+      i = next(i + k + 1);
     else
-      j += k + 1;
-    if (i == j) j++;
+      j = next(j + k + 1);
+    if (i == j) j = next(j + 1);
   }
   return {std::min(i, j), false};
 }
