@@ -56,24 +56,27 @@ class MainSort {
 };
 
 // Is the rotation at i1 greater than the one at i2? 12 bytes, then (byte, quadrant)
-// pairs in steps of 8 until n + 8 positions are past, one unit of budget a step.
+// pairs in steps of 8 until n + 8 positions are past, one unit of budget a step. Looked
+// at 64 positions at a time: quadrants often decide long before the bytes would.
 bool MainSort::greater(int32_t i1, int32_t i2) {
   const uint8_t* b = block_.data();
-  int32_t m = common_prefix(b + i1, b + i2, 12);
+  const int32_t m = common_prefix(b + i1, b + i2, 12);
   if (m < 12) return b[i1 + m] > b[i2 + m];
   i1 += 12;
   i2 += 12;
-  const int32_t steps = (n_ + 8) / 8 + 1, span = 8 * steps;
-  const int32_t mb = common_prefix(b + i1, b + i2, span);
   const uint16_t* q = quadrant_.data();
-  const int32_t mq = common_prefix16(q + i1, q + i2, std::min(span, mb + 1));
-  m = std::min(mb, mq);
-  if (m == span) {
-    budget_ -= steps;
-    return false;
+  const int32_t steps = (n_ + 8) / 8 + 1, span = 8 * steps;
+  for (int32_t at = 0; at < span; at += 64) {
+    const int32_t len = std::min(64, span - at);
+    const int32_t mb = common_prefix(b + i1 + at, b + i2 + at, len);
+    const int32_t mq = common_prefix16(q + i1 + at, q + i2 + at, std::min(len, mb + 1));
+    if (mb == len && mq >= len) continue;
+    const int32_t x = at + std::min(mb, mq);
+    budget_ -= x / 8;
+    return mb <= mq ? b[i1 + x] > b[i2 + x] : q[i1 + x] > q[i2 + x];
   }
-  budget_ -= m / 8;
-  return mb == m ? b[i1 + m] > b[i2 + m] : q[i1 + m] > q[i2 + m];
+  budget_ -= steps;
+  return false;
 }
 
 void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d) {
