@@ -2,6 +2,7 @@
 // so that files of any size (past 4 GiB) never need to be stored.
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -12,13 +13,21 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: corpus_gen KIND SIZE [SEED [PATTERN]]\nkinds:");
     for (auto& k : gpbzip2::corpus::kinds()) std::fprintf(stderr, " %s", k.c_str());
-    std::fprintf(stderr, "\n");
+    std::fprintf(stderr,
+                 "\nPATTERN: for periodic the bytes repeated (default ab), for repeat the length"
+                 " of the random chunk repeated (default 100000); other kinds ignore it\n");
     return 1;
   }
   uint64_t size = std::strtoull(argv[2], nullptr, 10);
   uint64_t seed = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1;
-  std::string pattern = argc > 4 ? argv[4] : "ab";
-  auto stream = gpbzip2::corpus::open_stream(argv[1], seed, pattern);
+  std::string pattern = argc > 4 ? argv[4] : "";
+  gpbzip2::corpus::ByteStream stream;
+  try {
+    stream = gpbzip2::corpus::open_stream(argv[1], seed, pattern);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "corpus_gen: %s\n", e.what());
+    return 1;
+  }
   std::vector<uint8_t> buf(1 << 20);
   while (size > 0) {
     size_t n = size < buf.size() ? size_t(size) : buf.size();

@@ -1,7 +1,9 @@
 #include "generators.h"
 
+#include <bit>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 
 namespace gpbzip2::corpus {
 namespace {
@@ -53,11 +55,45 @@ const char* const kWords[] = {
     "compression", "block", "sorting", "Burrows", "Wheeler", "transform", "Huffman"};
 constexpr uint32_t kWordCount = sizeof(kWords) / sizeof(kWords[0]);
 
+// Letters per unit of the letter-by-letter kinds, so the stream is filled in bulk.
+constexpr size_t kLetterUnit = 4096;
+
+// The Fibonacci word as a depth-first walk of a->ab, b->a applied `depth` times to "a":
+// the stack holds the letters still to expand, with their remaining depth.
+struct FibonacciWalk {
+  // a expanded 92 times is F(94) > 2^64 letters long, more than any stream is asked for.
+  std::vector<std::pair<char, int>> stack{{'a', 92}};
+  char next() {
+    auto [c, d] = stack.back();
+    stack.pop_back();
+    for (; d > 0; d--) {
+      if (c == 'a') stack.push_back({'b', d - 1});  // a -> a b: expand a first
+      c = 'a';                                       // b -> a
+    }
+    return c;
+  }
+};
+
+size_t chunk_length(const std::string& pattern) {
+  if (pattern.empty()) return 100000;
+  size_t used = 0;
+  unsigned long long n = 0;
+  try {
+    n = std::stoull(pattern, &used);
+  } catch (const std::exception&) {
+  }
+  // Up to 1 GiB: the chunk is held in memory.
+  if (used != pattern.size() || n == 0 || n > (1ull << 30))
+    throw std::invalid_argument("repeat: chunk length must be a number from 1 to 2^30: " + pattern);
+  return size_t(n);
+}
+
 }  // namespace
 
 const std::vector<std::string>& kinds() {
-  static const std::vector<std::string> k = {"text", "binary", "runs", "periodic",
-                                             "random", "zeros", "sparse"};
+  static const std::vector<std::string> k = {"text",      "binary",     "runs",   "periodic",
+                                             "random",    "zeros",      "sparse", "fibonacci",
+                                             "thue-morse", "repeat",    "edits"};
   return k;
 }
 
@@ -85,8 +121,8 @@ ByteStream open_stream(const std::string& kind, uint64_t seed, const std::string
     return from_units(
         [](Rng& r, std::string& out) { out.append(1 + r.below(600), char(r.below(4))); }, seed);
   if (kind == "periodic") {
-    if (pattern.empty()) throw std::invalid_argument("empty pattern");
-    return from_units([pattern](Rng&, std::string& out) { out = pattern; }, seed);
+    std::string p = pattern.empty() ? "ab" : pattern;
+    return from_units([p](Rng&, std::string& out) { out = p; }, seed);
   }
   if (kind == "random")
     return from_units(
@@ -103,6 +139,41 @@ ByteStream open_stream(const std::string& kind, uint64_t seed, const std::string
           out += char(r.below(256));
         },
         seed);
+  if (kind == "fibonacci") {
+    auto walk = std::make_shared<FibonacciWalk>();
+    return from_units(
+        [walk](Rng&, std::string& out) {
+          for (size_t i = 0; i < kLetterUnit; i++) out += walk->next();
+        },
+        seed);
+  }
+  if (kind == "thue-morse") {
+    auto n = std::make_shared<uint64_t>(0);
+    return from_units(
+        [n](Rng&, std::string& out) {
+          for (size_t i = 0; i < kLetterUnit; i++) out += std::popcount((*n)++) & 1 ? 'b' : 'a';
+        },
+        seed);
+  }
+  if (kind == "repeat") {
+    std::string chunk(chunk_length(pattern), '\0');
+    Rng r{seed};
+    for (auto& c : chunk) c = char(r.below(256));
+    return from_units([chunk](Rng&, std::string& out) { out = chunk; }, seed);
+  }
+  if (kind == "edits") {
+    std::string paragraph(3000, '\0');
+    open_stream("text", seed)(reinterpret_cast<uint8_t*>(paragraph.data()), paragraph.size());
+    // Its own random sequence: the paragraph's generator started from the same seed.
+    return from_units(
+        [paragraph](Rng& r, std::string& out) {
+          out = paragraph;
+          char& c = out[r.below(uint32_t(out.size()))];
+          char e = char('a' + r.below(25));
+          c = e >= c ? char(e + 1) : e;  // never c itself
+        },
+        ~seed);
+  }
   throw std::invalid_argument("unknown corpus kind: " + kind);
 }
 
