@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Hard inputs for the rotation sort: gpbzip2 against lbzip2, pbzip2 and bzip2 at -9.
+#   bench/bench_hard.sh [gpbzip2 [SIZE [RUNS [TAR_SIZE]]]]
+# SIZE: bytes of each generated input (default 16000000); RUNS: best of (default 3);
+# TAR_SIZE: bytes of the tar of /usr/include and /usr/share (default 100000000, 0: none).
+# Environment: LBZIP2, PBZIP2, BZIP2 (default: from PATH), CORPUS_GEN and
+# BLOCK_SORT_TIMES (default: next to gpbzip2 in its build folder), GPBZIP2_EXTRA_ARGS
+# (e.g. --gpu=off), THREADS (default: nproc), INPUTS (names to run, default all).
+# Per input, in one run and interleaved: gpbzip2 and lbzip2 at 1 and THREADS threads,
+# pbzip2 at THREADS and bzip2 once; gpbzip2's output is checked against bzip2's. Then
+# block_sort_times names the block slowest to sort, and gpbzip2 -n1 and lbzip2 -n1 are
+# timed on that block's input bytes alone (the issue's check: within 3x of lbzip2).
+set -euo pipefail
+export LC_ALL=C
+here=$(cd "$(dirname "$0")" && pwd)
+gp=$(command -v "${1:-$here/../build/cli/gpbzip2}") || { echo "bench_hard: ${1:-} not found" >&2; exit 1; }
+size=${2:-16000000}
+runs=${3:-3}
+tar_size=${4:-100000000}
+build=$(dirname "$gp")/..
+gen=${CORPUS_GEN:-$build/corpus/corpus_gen}
+sorter=${BLOCK_SORT_TIMES:-$build/bench/block_sort_times}
+lbzip2=${LBZIP2:-lbzip2}
+pbzip2=${PBZIP2:-pbzip2}
+bzip2=${BZIP2:-bzip2}
+extra=${GPBZIP2_EXTRA_ARGS:-}
+threads=${THREADS:-$(nproc)}
+for t in "$gen" "$lbzip2" "$pbzip2" "$bzip2"; do
+  command -v "$t" >/dev/null || { echo "bench_hard: $t not found" >&2; exit 1; }
+done
+[[ -x $sorter ]] || { echo "bench_hard: $sorter not found: no slowest-block check" >&2; sorter=; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# name and corpus_gen arguments after the size (seed, pattern) of each generated input.
+"$gen" random 20000 5 | tr -dc a-z > "$work/letters"
+pattern64=$(head -c 64 "$work/letters")
+pattern1031=$(tail -c 1031 "$work/letters")
+declare -a input_names=(fibonacci thue-morse repeat-1000 repeat-100000 repeat-450000 edits runs
+                        periodic-ab periodic-64 periodic-1031)
+declare -A input_args=(
+  [fibonacci]="fibonacci 1" [thue-morse]="thue-morse 1" [repeat-1000]="repeat 1 1000"
+  [repeat-100000]="repeat 1 100000" [repeat-450000]="repeat 1 450000" [edits]="edits 1"
+  [runs]="runs 1" [periodic-ab]="periodic 1 ab" [periodic-64]="periodic 1 $pattern64"
+  [periodic-1031]="periodic 1 $pattern1031")
+((tar_size > 0)) && input_names+=(tar)
+selected=${INPUTS:-${input_names[*]}}
+
+make_input() {  # name file
+  if [[ $1 == tar ]]; then
+    # tar stops on the closed pipe; what matters is the first TAR_SIZE bytes.
+    { tar cf - /usr/include /usr/share 2>/dev/null || true; } | head -c "$tar_size" > "$2"
+  else
+    local -a a
+    read -r -a a <<< "${input_args[$1]}"
+    "$gen" "${a[0]}" "$size" "${a[@]:1}" > "$2"
+  fi
+}
+
+now() { date +%s.%N; }
+faster() { echo "$1 < $2" | bc; }
+ratio() { echo "scale=2; $1 / $2" | bc | sed 's/^\./0./'; }
+mbs() { echo "scale=1; $1 / 1000000 / $2" | bc | sed 's/^\./0./'; }
+
+# Times each of names/cmds on $in, best of $runs, interleaved; the first run of each
+# command writes $work/out.<i>. Commands named in once_only run in the first round only.
+declare -A best
+time_all() {
+  best=()
+  for ((r = 0; r < runs; r++)); do
+    for i in "${!names[@]}"; do
+      n=${names[$i]}
+      [[ $r -gt 0 && " $once_only " == *" $n "* ]] && continue
+      local t0 t1 s
+      t0=$(now)
+      ${cmds[$i]} < "$in" > "$work/out.$i"
+      t1=$(now)
+      s=$(echo "$t1 - $t0" | bc)
+      if [[ -z ${best[$n]:-} ]] || (( $(faster "$s" "${best[$n]}") )); then best[$n]=$s; fi
+    done
+  done
+}
+
+echo "# Hard inputs at -9: best of $runs, $threads threads, $(nproc) cores, $(date -u '+%F %H:%M UTC')"
+echo
+echo "gpbzip2: $gp $extra"
+declare -a summary
+for name in $selected; do
+  [[ " ${input_names[*]} " == *" $name "* ]] || { echo "bench_hard: unknown input $name" >&2; exit 1; }
+  in=$work/input
+  make_input "$name" "$in"
+  bytes=$(stat -c %s "$in")
+  names=("gpbzip2 -n1" "lbzip2 -n1" "bzip2")
+  cmds=("$gp -9 -n1 $extra" "$lbzip2 -9 -n1" "$bzip2 -9")
+  if ((threads > 1)); then
+    names+=("gpbzip2 -n$threads" "lbzip2 -n$threads" "pbzip2 -p$threads")
+    cmds+=("$gp -9 -n$threads $extra" "$lbzip2 -9 -n$threads" "$pbzip2 -9 -p$threads")
+  fi
+  once_only=bzip2
+  time_all
+  identical=yes
+  cmp -s "$work/out.0" "$work/out.2" || identical=NO
+  ((threads > 1)) && { cmp -s "$work/out.3" "$work/out.2" || identical=NO; }
+
+  echo
+  echo "## $name ($bytes bytes)"
+  echo
+  echo "gpbzip2 output identical to bzip2 -9: $identical"
+  echo
+  echo "| tool | seconds | MB/s | vs lbzip2 | vs bzip2 |"
+  echo "|---|---:|---:|---:|---:|"
+  for n in "${names[@]}"; do
+    case $n in *-n1 | bzip2) peer="lbzip2 -n1" ;; *) peer="lbzip2 -n$threads" ;; esac
+    printf '| %s | %.3f | %s | %sx | %sx |\n' "$n" "${best[$n]}" "$(mbs "$bytes" "${best[$n]}")" \
+      "$(ratio "${best[$peer]}" "${best[$n]}")" "$(ratio "${best[bzip2]}" "${best[$n]}")"
+  done
+  row="| $name | $(mbs "$bytes" "${best[gpbzip2 -n1]}") | $(ratio "${best[lbzip2 -n1]}" "${best[gpbzip2 -n1]}")x"
+  if ((threads > 1)); then
+    row+=" | $(mbs "$bytes" "${best[gpbzip2 -n$threads]}") | $(ratio "${best[lbzip2 -n$threads]}" "${best[gpbzip2 -n$threads]}")x"
+  else
+    row+=" | | "
+  fi
+  row+=" | $identical"
+
+  if [[ -n $sorter ]]; then
+    read -r index offset length encoded sort_s < <("$sorter" -9 -k 1 < "$in" | grep -v '^#')
+    dd if="$in" of="$work/block" bs=1M iflag=skip_bytes,count_bytes skip="$offset" count="$length" \
+      status=none
+    in_all=$in
+    in=$work/block
+    names=("gpbzip2 -n1" "lbzip2 -n1")
+    cmds=("$gp -9 -n1 $extra" "$lbzip2 -9 -n1")
+    once_only=
+    time_all
+    in=$in_all
+    slow=$(ratio "${best[gpbzip2 -n1]}" "${best[lbzip2 -n1]}")
+    echo
+    echo "Slowest block to sort: block $index (input bytes $offset..$((offset + length)), $encoded" \
+      "after the first RLE), bwt_forward $sort_s s. That block alone: gpbzip2 -n1" \
+      "$(printf %.3f "${best[gpbzip2 -n1]}") s, lbzip2 -n1 $(printf %.3f "${best[lbzip2 -n1]}") s:" \
+      "${slow}x lbzip2's time ($( (($(faster "$slow" 3))) && echo within || echo NOT within) 3x)."
+    row+=" | $index | ${slow}x"
+  else
+    row+=" | | "
+  fi
+  summary+=("$row |")
+  rm -f "$in" "$work"/out.* "$work/block"
+done
+
+echo
+echo "## Summary"
+echo
+echo "MB/s at -9; vs lbzip2: lbzip2's time over gpbzip2's at the same thread count; slowest"
+echo "block: gpbzip2 -n1's time over lbzip2 -n1's on the input bytes of the block slowest to sort."
+echo
+echo "| input | gpbzip2 -n1 | vs lbzip2 | gpbzip2 -n$threads | vs lbzip2 | identical | slowest block | its time vs lbzip2 |"
+echo "|---|---:|---:|---:|---:|---|---:|---:|"
+printf '%s\n' "${summary[@]}"
