@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   }
   std::stable_sort(times.begin(), times.end(),
                    [](const Timing& a, const Timing& b) { return a.seconds > b.seconds; });
-  std::printf("# %zu blocks at -%d, %llu input bytes, sort total %.3f s (best of %d), slowest first\n",
+  std::printf("# %zu blocks at -%d, %llu input bytes, sort total %.3f s (best of %d), slowest"
+              " first\n",
               times.size(), level, static_cast<unsigned long long>(offset), total, runs);
   std::printf("# index offset length encoded seconds\n");
   for (size_t i = 0; i < times.size() && i < size_t(top); i++)

@@ -66,9 +66,10 @@ struct FibonacciWalk {
   char next() {
     auto [c, d] = stack.back();
     stack.pop_back();
+    // a -> ab: the a is expanded first, the b later; b -> a.
     for (; d > 0; d--) {
-      if (c == 'a') stack.push_back({'b', d - 1});  // a -> a b: expand a first
-      c = 'a';                                       // b -> a
+      if (c == 'a') stack.push_back({'b', d - 1});
+      c = 'a';
     }
     return c;
   }
@@ -91,9 +92,9 @@ size_t chunk_length(const std::string& pattern) {
 }  // namespace
 
 const std::vector<std::string>& kinds() {
-  static const std::vector<std::string> k = {"text",      "binary",     "runs",   "periodic",
-                                             "random",    "zeros",      "sparse", "fibonacci",
-                                             "thue-morse", "repeat",    "edits"};
+  static const std::vector<std::string> k = {
+      "text",      "binary",     "runs",   "periodic", "random", "zeros", "sparse",
+      "fibonacci", "thue-morse", "repeat", "edits"};
   return k;
 }
 

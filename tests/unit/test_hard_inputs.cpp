@@ -99,7 +99,8 @@ std::vector<std::string> patterns_of_length(size_t p, std::mt19937& rng) {
 // repetition), and two more copies, so the first block closes at the limit mid-copy and
 // a short one follows.
 void check_around_limit(const std::string& pattern, int level) {
-  INFO("pattern length " << pattern.size() << " \"" << pattern.substr(0, 70) << "\" -" << level);
+  INFO("pattern of " << pattern.size() << " bytes \"" << (pattern.size() <= 64 ? pattern : "...")
+                     << "\" -" << level);
   const auto [unit, encoded] = copy_unit(pattern);
   const size_t whole = size_t(block_limit(level)) / encoded * unit;
   const auto in = repeated(pattern, whole);
@@ -128,8 +129,8 @@ TEST_CASE("hard kinds at every level", "[oracle][hard]") {
       INFO(kind << " -" << level);
       const std::string chunk = std::to_string(30011 * level);
       check_identical(generate(kind, size_t(block_limit(level)) + 1009 * size_t(level),
-                                 uint64_t(level), kind == std::string("repeat") ? chunk : ""),
-                        level);
+                               uint64_t(level), kind == std::string("repeat") ? chunk : ""),
+                      level);
     }
 }
 
