@@ -37,7 +37,7 @@ trap 'rm -rf "$work"' EXIT
 pattern64=$(head -c 64 "$work/letters")
 pattern1031=$(tail -c 1031 "$work/letters")
 declare -a input_names=(fibonacci thue-morse repeat-1000 repeat-100000 repeat-450000 edits runs
-                        periodic-ab periodic-64 periodic-1031)
+                        periodic-ab periodic-64 periodic-1031 text-x2 text-x4)
 declare -A input_args=(
   [fibonacci]="fibonacci 1" [thue-morse]="thue-morse 1" [repeat-1000]="repeat 1 1000"
   [repeat-100000]="repeat 1 100000" [repeat-450000]="repeat 1 450000" [edits]="edits 1"
@@ -50,6 +50,11 @@ make_input() {  # name file
   if [[ $1 == tar ]]; then
     # tar stops on the closed pipe; what matters is the first TAR_SIZE bytes.
     { tar cf - /usr/include /usr/share 2>/dev/null || true; } | head -c "$tar_size" > "$2"
+  elif [[ $1 == text-x* ]]; then
+    # `cat f f` of a text file: one -9 block of whole copies, whatever SIZE is.
+    local k=${1#text-x} i
+    "$gen" text $((899980 / k)) 4 > "$work/chunk"
+    for ((i = 0; i < k; i++)); do cat "$work/chunk"; done > "$2"
   else
     local -a a
     read -r -a a <<< "${input_args[$1]}"
@@ -59,8 +64,9 @@ make_input() {  # name file
 
 now() { date +%s.%N; }
 faster() { echo "$1 < $2" | bc; }
-ratio() { echo "scale=2; $1 / $2" | bc | sed 's/^\./0./'; }
-mbs() { echo "scale=1; $1 / 1000000 / $2" | bc | sed 's/^\./0./'; }
+# Three significant digits: the hard inputs span from 0.01x to 100x.
+ratio() { printf %.3g "$(echo "scale=6; $1 / $2" | bc)"; }
+mbs() { printf %.3g "$(echo "scale=6; $1 / 1000000 / $2" | bc)"; }
 
 # Times each of names/cmds on $in, best of $runs, interleaved; the first run of each
 # command writes $work/out.<i>. Commands named in once_only run in the first round only.
