@@ -8,8 +8,8 @@
 # (e.g. --gpu=off), THREADS (default: nproc), INPUTS (names to run, default all).
 # Per input, in one run and interleaved: gpbzip2 and lbzip2 at 1 and THREADS threads,
 # pbzip2 at THREADS and bzip2 once; gpbzip2's output is checked against bzip2's. Then
-# block_sort_times names the block slowest to sort, and gpbzip2 -n1 and lbzip2 -n1 are
-# timed on that block's input bytes alone (the issue's check: within 3x of lbzip2).
+# block_sort_times names the block slowest to sort (best of RUNS), and gpbzip2 -n1 and
+# lbzip2 -n1 are timed on that block's input bytes alone (the issue's check: within 3x).
 set -euo pipefail
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
@@ -129,7 +129,7 @@ for name in $selected; do
   row+=" | $identical"
 
   if [[ -n $sorter ]]; then
-    read -r index offset length encoded sort_s < <("$sorter" -9 -k 1 < "$in" | grep -v '^#')
+    read -r index offset length encoded sort_s < <("$sorter" -9 -k 1 -r "$runs" < "$in" | grep -v '^#')
     dd if="$in" of="$work/block" bs=1M iflag=skip_bytes,count_bytes skip="$offset" count="$length" \
       status=none
     in_all=$in
