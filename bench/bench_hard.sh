@@ -2,7 +2,8 @@
 # Hard inputs for the rotation sort: gpbzip2 against lbzip2, pbzip2 and bzip2 at -9.
 #   bench/bench_hard.sh [gpbzip2 [SIZE [RUNS [TAR_SIZE]]]]
 # SIZE: bytes of each generated input (default 16000000); RUNS: best of (default 3);
-# TAR_SIZE: bytes of the tar of /usr/include and /usr/share (default 100000000, 0: none).
+# TAR_SIZE: bytes of the tar of /usr/include and /usr/share (default 100000000, 0: none);
+# TAR_FILE: take them from this file instead (e.g. a Linux source tar).
 # Environment: LBZIP2, PBZIP2, BZIP2 (default: from PATH), CORPUS_GEN and
 # BLOCK_SORT_TIMES (default: next to gpbzip2 in its build folder), GPBZIP2_EXTRA_ARGS
 # (e.g. --gpu=off), THREADS (default: nproc), INPUTS (names to run, default all).
@@ -48,8 +49,12 @@ selected=${INPUTS:-${input_names[*]}}
 
 make_input() {  # name file
   if [[ $1 == tar ]]; then
-    # tar stops on the closed pipe; what matters is the first TAR_SIZE bytes.
-    { tar cf - /usr/include /usr/share 2>/dev/null || true; } | head -c "$tar_size" > "$2"
+    if [[ -n ${TAR_FILE:-} ]]; then
+      head -c "$tar_size" "$TAR_FILE" > "$2"
+    else
+      # tar stops on the closed pipe; what matters is the first TAR_SIZE bytes.
+      { tar cf - /usr/include /usr/share 2>/dev/null || true; } | head -c "$tar_size" > "$2"
+    fi
   elif [[ $1 == text-x* ]]; then
     # `cat f f` of a text file: one -9 block of whole copies, whatever SIZE is.
     local k=${1#text-x} i
