@@ -102,16 +102,14 @@ struct Task {
   bool done = false;
 };
 
-// Decodes the task's block up to its BWT links; true when the inverse BWT is to follow.
-bool start_task(Task& t, BlockDecoder& dec) {
-  t.status = dec.decode_symbols(t.data.data(), t.size, t.bit);
+// Decodes the task's block: its output and CRC.
+void run_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
+  t.status = dec.decode(t.data.data(), t.size, t.bit);
   t.data = {};
-  if (t.status != BlockDecoder::Status::Ok) t.why = dec.why();
-  return t.status == BlockDecoder::Status::Ok;
-}
-
-// After the inverse BWT: the output and its CRC.
-void finish_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
+  if (t.status != BlockDecoder::Status::Ok) {
+    t.why = dec.why();
+    return;
+  }
   t.end_bit = dec.end_bit();
   t.stored_crc = dec.stored_crc();
   t.block_bytes = dec.block_bytes();
@@ -141,30 +139,6 @@ void finish_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
   }
 }
 
-void run_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
-  if (!start_task(t, dec)) return;
-  dec.invert_bwt();
-  finish_task(t, dec, scratch);
-}
-
-// Decodes two tasks' blocks together where both get as far as the inverse BWT.
-void run_tasks(Task* t[2], std::unique_ptr<BlockDecoder> dec[2], std::vector<uint8_t>& scratch) {
-  bool go[2] = {false, false};
-  for (int i = 0; i < 2; i++) {
-    if (!t[i]) continue;
-    if (!dec[i]) dec[i] = std::make_unique<BlockDecoder>();
-    go[i] = start_task(*t[i], *dec[i]);
-  }
-  if (go[0] && go[1]) {
-    BlockDecoder::invert_bwt_pair(*dec[0], *dec[1]);
-  } else {
-    for (int i = 0; i < 2; i++)
-      if (go[i]) dec[i]->invert_bwt();
-  }
-  for (int i = 0; i < 2; i++)
-    if (go[i]) finish_task(*t[i], *dec[i], scratch);
-}
-
 class DecodePool {
  public:
   explicit DecodePool(int threads) {
@@ -191,38 +165,31 @@ class DecodePool {
   }
 
  private:
-  // Takes up to two tasks at a time: their inverse BWTs run interleaved.
   void work() {
-    std::unique_ptr<BlockDecoder> dec[2];
+    std::unique_ptr<BlockDecoder> dec;
     std::vector<uint8_t> scratch(kPiece);
     for (;;) {
-      std::shared_ptr<Task> taken[2];
+      std::shared_ptr<Task> t;
       {
         std::unique_lock lk(mu_);
         work_cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
-        for (auto& t : taken) {
-          while (!t && !queue_.empty()) {
-            t = std::move(queue_.front());
-            queue_.pop_front();
-            if (t->cancelled) {
-              t->done = true;
-              t.reset();
-            }
-          }
+        t = std::move(queue_.front());
+        queue_.pop_front();
+        if (t->cancelled) {
+          t->done = true;
+          continue;
         }
       }
-      Task* t[2] = {taken[0].get(), taken[1].get()};
       try {
-        run_tasks(t, dec, scratch);
+        if (!dec) dec = std::make_unique<BlockDecoder>();
+        run_task(*t, *dec, scratch);
       } catch (...) {
-        for (auto* x : t)
-          if (x) x->error = std::current_exception();
+        t->error = std::current_exception();
       }
       {
         std::lock_guard lk(mu_);
-        for (auto* x : t)
-          if (x) x->done = true;
+        t->done = true;
       }
       done_cv_.notify_all();
     }
