@@ -65,12 +65,6 @@ constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kTtBytes =
     (BlockDecoder::kTtWords * sizeof(uint32_t) + kHugePage - 1) / kHugePage * kHugePage;
 
-// The inverse BWT follows one link per byte, each a cache miss. It cuts the cycle of links
-// into about kChains chains, starting at rows chosen in advance, and walks kLanes of them
-// at once so that their misses overlap; each chain stops where another one starts.
-constexpr uint32_t kChains = 1024;
-constexpr int kLanes = 8;
-constexpr uint32_t kChunk = 8192;  // bytes of chain_bytes_ a lane takes at a time
 constexpr uint32_t kChainEnd = 1u << 31;  // in a link: the next row starts a chain
 constexpr uint32_t kNone = ~0u;
 
@@ -230,9 +224,10 @@ BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t si
   return Status::Ok;
 }
 
-BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint64_t bit) {
+BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint64_t bit,
+                                          std::span<uint8_t* const> work) {
   const Status st = decode_symbols(data, size, bit);
-  if (st == Status::Ok) undo_bwt();
+  if (st == Status::Ok) undo_bwt(work);
   return st;
 }
 
@@ -246,8 +241,11 @@ std::vector<uint8_t> BlockDecoder::invert_bwt(const uint8_t* bwt, uint32_t n, ui
   d.nblock_ = n;
   d.orig_ptr_ = orig_ptr;
   d.link_rows();
-  d.undo_bwt();
-  return d.take_text();
+  std::vector<uint8_t> memory(kWorkPages * kWorkPage);
+  uint8_t* work[kWorkPages];
+  for (size_t i = 0; i < kWorkPages; i++) work[i] = memory.data() + i * kWorkPage;
+  d.undo_bwt(work);
+  return {d.text().begin(), d.text().end()};
 }
 
 // Row i of the sorted rotations ends with byte L[i] = tt[i] and, for the k-th occurrence
@@ -271,13 +269,12 @@ void BlockDecoder::link_rows() {
   tt[orig_ptr_] |= kChainEnd;  // its next row holds the text's first byte
 }
 
-void BlockDecoder::undo_bwt() {
+void BlockDecoder::undo_bwt(std::span<uint8_t* const> work) {
   const uint32_t n = nblock_;
-  text_.resize(n);
   // Where the links form several cycles (a periodic block; or a vector that is no BWT),
   // the text, like bzip2's, is the cycle through the first row over and over.
-  const uint32_t cycle = walk_chains();
-  uint8_t* const text = text_.data();
+  const uint32_t cycle = walk_chains(work);
+  uint8_t* const text = reinterpret_cast<uint8_t*>(tt_.get());
   for (uint32_t k = cycle; k < n; k++) text[k] = text[k - cycle];
   if (randomised_) {
     // bzip2 0.9.0 flipped the low bit of one byte every few hundred, at distances taken
@@ -290,9 +287,9 @@ void BlockDecoder::undo_bwt() {
   }
 }
 
-// Walks all chains, kLanes at a time, then copies their pieces into text_ in text order.
+// Walks all chains, kLanes at a time, then copies their pieces in text order over tt.
 // Returns the bytes copied: the length of the cycle through the first row.
-uint32_t BlockDecoder::walk_chains() {
+uint32_t BlockDecoder::walk_chains(std::span<uint8_t* const> work) {
   const uint32_t n = nblock_;
   const uint32_t* const tt = tt_.get();
   const uint32_t step = chain_step_;
@@ -304,11 +301,10 @@ uint32_t BlockDecoder::walk_chains() {
   auto chain_of = [&](uint32_t row) { return row % step == 0 ? row / step : stepped; };
   chains_.assign(count, {kNone, kNone, 0});
   pieces_.clear();
-  // Lanes take chunks until their chains are done, at most n bytes in all: every row
-  // belongs to one chain. A lane gives up a chunk only when full, so at most kLanes
-  // chunks are not full.
-  chain_bytes_.resize(size_t(n) + kLanes * kChunk);
-  uint8_t* const bytes = chain_bytes_.data();
+  // Lanes take chunks of the work pages until their chains are done, at most n bytes in
+  // all: every row belongs to one chain. A lane gives up a chunk only when full, so at
+  // most kLanes chunks are not full: kWorkChunks are enough.
+  constexpr uint32_t kChunksPerPage = kWorkPage / kChunk;
   uint32_t next_chunk = 0, next_chain = 0;
 
   struct Lane {
@@ -318,19 +314,18 @@ uint32_t BlockDecoder::walk_chains() {
   Lane lanes[kLanes];
   auto open_piece = [&](uint32_t chain, const uint8_t* at) {
     const uint32_t p = uint32_t(pieces_.size());
-    const uint32_t offset = uint32_t(at - bytes);
-    pieces_.push_back({offset, offset, kNone});
+    pieces_.push_back({at, at, kNone});
     Chain& c = chains_[chain];
     (c.first_piece == kNone ? c.first_piece : pieces_[c.last_piece].next) = p;
     c.last_piece = p;
   };
   auto close_piece = [&](uint32_t chain, const uint8_t* at) {
-    pieces_[chains_[chain].last_piece].end = uint32_t(at - bytes);
+    pieces_[chains_[chain].last_piece].end = at;
   };
   auto take_chunk = [&](Lane& l) {
-    l.out = bytes + next_chunk;
+    l.out = work[next_chunk / kChunksPerPage] + next_chunk % kChunksPerPage * kChunk;
     l.end = l.out + kChunk;
-    next_chunk += kChunk;
+    next_chunk++;
   };
   auto start_chain = [&](Lane& l, const uint8_t* at) {
     l.chain = next_chain++;
@@ -379,25 +374,19 @@ uint32_t BlockDecoder::walk_chains() {
     }
   }
 
-  uint8_t* const text = text_.data();
+  uint8_t* const text = reinterpret_cast<uint8_t*>(tt_.get());
   uint32_t k = 0;
   const uint32_t first = chain_of(first_row);
   uint32_t c = first;
   do {
     for (uint32_t p = chains_[c].first_piece; p != kNone; p = pieces_[p].next) {
       const Piece& piece = pieces_[p];
-      std::memcpy(text + k, bytes + piece.begin, piece.end - piece.begin);
-      k += piece.end - piece.begin;
+      std::memcpy(text + k, piece.begin, size_t(piece.end - piece.begin));
+      k += uint32_t(piece.end - piece.begin);
     }
     c = chain_of(chains_[c].end_row);
   } while (c != first);
   return k;
-}
-
-std::vector<uint8_t> BlockDecoder::take_text() {
-  std::vector<uint8_t> t;
-  t.swap(text_);
-  return t;
 }
 
 // After four equal bytes the next byte of the text is a count of further copies.

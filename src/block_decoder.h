@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "format.h"
@@ -16,6 +17,17 @@ class BlockDecoder {
  public:
   enum class Status { Ok, Corrupt, OutOfInput };
   static constexpr size_t kTtWords = size_t(format::kMaxBlockBytes);
+  // The inverse BWT follows one link per byte, each a cache miss. It cuts the cycle of
+  // links into about kChains chains, starting at rows chosen in advance, and walks kLanes
+  // of them at once so that their misses overlap; each chain stops where another starts.
+  // The lanes write into the caller's work pages, kChunk bytes at a time.
+  static constexpr uint32_t kChains = 1024;
+  static constexpr int kLanes = 8;
+  static constexpr uint32_t kChunk = 8192;
+  static constexpr size_t kWorkPage = size_t(64) << 10;  // a multiple of kChunk
+  // Chunks the lanes take at most: full ones hold the block, and kLanes are not full.
+  static constexpr size_t kWorkChunks = kTtWords / kChunk + kLanes;
+  static constexpr size_t kWorkPages = (kWorkChunks * kChunk + kWorkPage - 1) / kWorkPage;
 
   BlockDecoder();
   BlockDecoder(const BlockDecoder&) = delete;
@@ -24,7 +36,9 @@ class BlockDecoder {
   // Decodes the block whose 48-bit magic starts at bit `bit` of data[0, size); 8 zero
   // bytes must be readable past size. OutOfInput: the block needs bits past size.
   // Accepts blocks of up to 900000 bytes; the caller checks the stream's level.
-  Status decode(const uint8_t* data, size_t size, uint64_t bit);
+  // work: kWorkPages pages of kWorkPage bytes of scratch memory (the pages that take the
+  // output afterwards, say).
+  Status decode(const uint8_t* data, size_t size, uint64_t bit, std::span<uint8_t* const> work);
   // The inverse BWT alone, for tests: the text of the BWT vector bwt[0, n) (n from 1 to
   // kTtWords) and origPtr; for a vector that is no BWT, what bzip2 gives.
   static std::vector<uint8_t> invert_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr);
@@ -33,9 +47,11 @@ class BlockDecoder {
   uint64_t end_bit() const { return end_bit_; }  // first bit after the block
   uint32_t stored_crc() const { return stored_crc_; }
   uint32_t block_bytes() const { return nblock_; }  // BWT length, what the level bounds
-  // The block before the initial run-length coding is undone: the inverse BWT.
-  const std::vector<uint8_t>& text() const { return text_; }
-  std::vector<uint8_t> take_text();
+  // The block before the initial run-length coding is undone: the inverse BWT. It lives
+  // where the links were, until the next decode().
+  std::span<const uint8_t> text() const {
+    return {reinterpret_cast<const uint8_t*>(tt_.get()), nblock_};
+  }
 
  private:
   Status fail(const char* why) {
@@ -44,15 +60,16 @@ class BlockDecoder {
   }
   Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit);
   void link_rows();
-  void undo_bwt();
-  uint32_t walk_chains();
+  void undo_bwt(std::span<uint8_t* const> work);
+  uint32_t walk_chains(std::span<uint8_t* const> work);
 
   struct Free {
     void operator()(uint32_t* p) const;
   };
-  // A stretch of text one chain wrote into chain_bytes_, and the chain's next stretch.
+  // A stretch of text one chain wrote into the work pages, and the chain's next stretch.
   struct Piece {
-    uint32_t begin, end, next;
+    const uint8_t *begin, *end;
+    uint32_t next;
   };
   // Chain c starts at row c * chain_step_, or at the row of the text's first byte.
   struct Chain {
@@ -61,11 +78,9 @@ class BlockDecoder {
   };
 
   // tt_[0, kTtWords): the BWT vector, then the links of the inverse BWT (next row << 8 |
-  // byte, and kChainEnd where the next row starts a chain). On huge pages where the system
-  // allows: the inverse BWT visits it in random order.
+  // byte, and kChainEnd where the next row starts a chain), then the text. On huge pages
+  // where the system allows: the inverse BWT visits it in random order.
   std::unique_ptr<uint32_t[], Free> tt_;
-  std::vector<uint8_t> text_;
-  std::vector<uint8_t> chain_bytes_;  // what the chains write, in pieces
   std::vector<Piece> pieces_;
   std::vector<Chain> chains_;
   uint32_t chain_step_ = 1;  // a power of two
