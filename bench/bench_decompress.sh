@@ -2,7 +2,8 @@
 # Decompression benchmark: silesia-7 (dickens mr nci ooffice osdb reymont xml, in that
 # order) compressed by `bzip2 -9` and by lbzip2, decompressed by gpbzip2 at 1 and 2
 # threads, bzip2, and lbzip2 -n1/-n2. Prints MB/s of output, peak memory, and speed
-# ratios to lbzip2 at the same thread count and to bzip2. Best of REPEAT runs.
+# ratios to lbzip2 at the same thread count and to bzip2. Best of REPEAT runs, taken in
+# rounds that run every decoder once, so that a busy machine slows them alike.
 #
 #   bench/bench_decompress.sh [DECODER]
 #
@@ -42,16 +43,15 @@ fi
 size=$(stat -c %s "$plain")
 sum=$(md5sum <"$plain" | cut -d' ' -f1)
 
-# best_of LABEL COMMAND...: runs COMMAND (stdin: $input) REPEAT times; sets secs and kb.
-best_of() {
+# time_once NAME COMMAND...: runs COMMAND once (stdin: $input); keeps its best time in
+# rate[NAME] and its largest peak memory in mem[NAME].
+time_once() {
+  local name=$1 s k
   shift
-  secs="" kb=0
-  for ((r = 0; r < repeat; r++)); do
-    /usr/bin/time -f "%e %M" -o "$work/time" "$@" <"$input" >/dev/null
-    read -r s k <"$work/time"
-    if [[ -z $secs ]] || awk "BEGIN{exit !($s < $secs)}"; then secs=$s; fi
-    if ((k > kb)); then kb=$k; fi
-  done
+  /usr/bin/time -f "%e %M" -o "$work/time" "$@" <"$input" >/dev/null
+  read -r s k <"$work/time"
+  if [[ -z ${rate[$name]:-} ]] || awk "BEGIN{exit !($s < ${rate[$name]})}"; then rate[$name]=$s; fi
+  if ((k > ${mem[$name]:-0})); then mem[$name]=$k; fi
 }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -63,10 +63,12 @@ for kind in bzip2-9 lbzip2; do
   got=$("${decoder_cmd[@]}" -n 2 <"$input" | md5sum | cut -d' ' -f1)
   [[ $got == "$sum" ]] || { echo "bench_decompress: gpbzip2 output differs" >&2; exit 1; }
   declare -A rate=() mem=()
-  best_of bzip2 bzip2 -d -c;               rate[bzip2]=$secs; mem[bzip2]=$kb
-  for n in 1 2; do
-    best_of lbzip2 lbzip2 -d -c -n$n;      rate[lbzip2-$n]=$secs; mem[lbzip2-$n]=$kb
-    best_of gpbzip2 "${decoder_cmd[@]}" -n $n; rate[gpbzip2-$n]=$secs; mem[gpbzip2-$n]=$kb
+  for ((r = 0; r < repeat; r++)); do
+    time_once bzip2 bzip2 -d -c
+    for n in 1 2; do
+      time_once lbzip2-$n lbzip2 -d -c -n$n
+      time_once gpbzip2-$n "${decoder_cmd[@]}" -n $n
+    done
   done
   printf '%-12s %8s %9s %10s %12s %10s\n' decoder seconds MB/s "peak KB" "vs lbzip2" "vs bzip2"
   for name in bzip2 lbzip2-1 lbzip2-2 gpbzip2-1 gpbzip2-2; do

@@ -63,7 +63,12 @@ bool build_table(HuffTable& t, const uint8_t* len, int alpha_size) {
 
 constexpr size_t kHugePage = size_t(2) << 20;
 constexpr size_t kTtBytes =
-    (2 * BlockDecoder::kTtWords * sizeof(uint32_t) + kHugePage - 1) / kHugePage * kHugePage;
+    (BlockDecoder::kTtWords * sizeof(uint32_t) + kHugePage - 1) / kHugePage * kHugePage;
+
+constexpr uint32_t kChainEnd = 1u << 31;  // in a link: the next row starts a chain
+constexpr uint32_t kNone = ~0u;
+
+uint32_t next_row(uint32_t link) { return (link & ~kChainEnd) >> 8; }
 
 }  // namespace
 
@@ -219,59 +224,58 @@ BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t si
   return Status::Ok;
 }
 
-BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint64_t bit) {
+BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint64_t bit,
+                                          std::span<uint8_t* const> work) {
   const Status st = decode_symbols(data, size, bit);
-  if (st == Status::Ok) invert_bwt();
+  if (st == Status::Ok) undo_bwt(work);
   return st;
+}
+
+std::vector<uint8_t> BlockDecoder::invert_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr) {
+  BlockDecoder d;
+  std::fill_n(d.freq_, 256, 0u);
+  for (uint32_t i = 0; i < n; i++) {
+    d.tt_[i] = bwt[i];
+    d.freq_[bwt[i]]++;
+  }
+  d.nblock_ = n;
+  d.orig_ptr_ = orig_ptr;
+  d.link_rows();
+  std::vector<uint8_t> memory(kWorkPages * kWorkPage);
+  uint8_t* work[kWorkPages];
+  for (size_t i = 0; i < kWorkPages; i++) work[i] = memory.data() + i * kWorkPage;
+  d.undo_bwt(work);
+  return {d.text().begin(), d.text().end()};
 }
 
 // Row i of the sorted rotations ends with byte L[i] = tt[i] and, for the k-th occurrence
 // of that byte, LF(i) is the k-th row starting with it: the row of the rotation one byte
-// to the left. tt gets LF's inverse (the next row in text order), lf gets LF.
+// to the left. tt gets LF's inverse, the next row in text order, beside each row's byte.
 void BlockDecoder::link_rows() {
   const uint32_t n = nblock_;
   uint32_t* const tt = tt_.get();
-  uint32_t* const lf = tt + kTtWords;
   uint32_t start[256];
   for (uint32_t b = 0, sum = 0; b < 256; b++) {
     start[b] = sum;
     sum += freq_[b];
   }
+  chain_step_ = std::bit_ceil((n + kChains - 1) / kChains);
+  const uint32_t step_mask = chain_step_ - 1;
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t b = tt[i] & 0xff;
     const uint32_t row = start[b]++;
-    tt[row] |= i << 8;
-    lf[i] = row << 8 | b;
+    tt[row] |= i << 8 | ((i & step_mask) == 0 ? kChainEnd : 0);
   }
-  text_.resize(n);
-  fwd_ = tt[orig_ptr_] >> 8;
-  back_ = orig_ptr_;
+  tt[orig_ptr_] |= kChainEnd;  // its next row holds the text's first byte
 }
 
-// The text is read forwards along tt from row origPtr and backwards along lf from the
-// same row, the two halves at once: every step is a cache miss, and independent chains
-// keep several in flight.
-void BlockDecoder::walk(uint32_t from, uint32_t to) {
-  const uint32_t* const tt = tt_.get();
-  const uint32_t* const lf = tt + kTtWords;
-  uint8_t* const text = text_.data();
-  const uint32_t last = nblock_ - 1;
-  uint32_t fwd = fwd_, back = back_;
-  for (uint32_t k = from; k < to; k++) {
-    const uint32_t e = tt[fwd], f = lf[back];
-    text[k] = uint8_t(e);
-    text[last - k] = uint8_t(f);
-    fwd = e >> 8;
-    back = f >> 8;
-  }
-  fwd_ = fwd;
-  back_ = back;
-}
-
-void BlockDecoder::finish_walk() {
+void BlockDecoder::undo_bwt(std::span<uint8_t* const> work) {
   const uint32_t n = nblock_;
-  uint8_t* const text = text_.data();
-  if (n & 1) text[n / 2] = uint8_t(tt_[fwd_]);
+  // Where the links form several cycles (a periodic block; or a vector that is no BWT),
+  // the text, like bzip2's, is the cycle through the first row over and over.
+  const uint32_t cycle = walk_chains(work);
+  uint8_t* const text = reinterpret_cast<uint8_t*>(tt_.get());
+  for (uint32_t k = cycle; k < n; k++) text[k] = text[k - cycle];
   if (randomised_) {
     // bzip2 0.9.0 flipped the low bit of one byte every few hundred, at distances taken
     // from kRandomiseTable.
@@ -283,41 +287,106 @@ void BlockDecoder::finish_walk() {
   }
 }
 
-void BlockDecoder::invert_bwt() {
-  walk(0, nblock_ / 2);
-  finish_walk();
-}
+// Walks all chains, kLanes at a time, then copies their pieces in text order over tt.
+// Returns the bytes copied: the length of the cycle through the first row.
+uint32_t BlockDecoder::walk_chains(std::span<uint8_t* const> work) {
+  const uint32_t n = nblock_;
+  const uint32_t* const tt = tt_.get();
+  const uint32_t step = chain_step_;
+  const uint32_t first_row = next_row(tt[orig_ptr_]);
+  // Chain c starts at row c * step; the first row has a chain of its own unless it is
+  // one of those.
+  const uint32_t stepped = (n - 1) / step + 1;
+  const uint32_t count = stepped + (first_row % step != 0);
+  auto chain_of = [&](uint32_t row) { return row % step == 0 ? row / step : stepped; };
+  chains_.assign(count, {kNone, kNone, 0});
+  pieces_.clear();
+  // Lanes take chunks of the work pages until their chains are done, at most n bytes in
+  // all: every row belongs to one chain. A lane gives up a chunk only when full, so at
+  // most kLanes chunks are not full: kWorkChunks are enough.
+  constexpr uint32_t kChunksPerPage = kWorkPage / kChunk;
+  uint32_t next_chunk = 0, next_chain = 0;
 
-// Two blocks' chains interleaved: four misses in flight instead of two.
-void BlockDecoder::invert_bwt_pair(BlockDecoder& a, BlockDecoder& b) {
-  const uint32_t common = std::min(a.nblock_, b.nblock_) / 2;
-  const uint32_t *const ta = a.tt_.get(), *const la = ta + kTtWords;
-  const uint32_t *const tb = b.tt_.get(), *const lb = tb + kTtWords;
-  uint8_t *const xa = a.text_.data(), *const xb = b.text_.data();
-  const uint32_t last_a = a.nblock_ - 1, last_b = b.nblock_ - 1;
-  uint32_t fa = a.fwd_, ba = a.back_, fb = b.fwd_, bb = b.back_;
-  for (uint32_t k = 0; k < common; k++) {
-    const uint32_t e1 = ta[fa], e2 = la[ba], e3 = tb[fb], e4 = lb[bb];
-    xa[k] = uint8_t(e1);
-    xa[last_a - k] = uint8_t(e2);
-    xb[k] = uint8_t(e3);
-    xb[last_b - k] = uint8_t(e4);
-    fa = e1 >> 8;
-    ba = e2 >> 8;
-    fb = e3 >> 8;
-    bb = e4 >> 8;
+  struct Lane {
+    uint32_t row, chain;
+    uint8_t *out, *end;
+  };
+  Lane lanes[kLanes];
+  auto open_piece = [&](uint32_t chain, const uint8_t* at) {
+    const uint32_t p = uint32_t(pieces_.size());
+    pieces_.push_back({at, at, kNone});
+    Chain& c = chains_[chain];
+    (c.first_piece == kNone ? c.first_piece : pieces_[c.last_piece].next) = p;
+    c.last_piece = p;
+  };
+  auto close_piece = [&](uint32_t chain, const uint8_t* at) {
+    pieces_[chains_[chain].last_piece].end = at;
+  };
+  auto take_chunk = [&](Lane& l) {
+    l.out = work[next_chunk / kChunksPerPage] + next_chunk % kChunksPerPage * kChunk;
+    l.end = l.out + kChunk;
+    next_chunk++;
+  };
+  auto start_chain = [&](Lane& l, const uint8_t* at) {
+    l.chain = next_chain++;
+    l.row = l.chain < stepped ? l.chain * step : first_row;
+    open_piece(l.chain, at);
+  };
+
+  int active = 0;
+  for (; active < kLanes && next_chain < count; active++) {
+    take_chunk(lanes[active]);
+    start_chain(lanes[active], lanes[active].out);
   }
-  a.fwd_ = fa, a.back_ = ba, b.fwd_ = fb, b.back_ = bb;
-  a.walk(common, a.nblock_ / 2);
-  b.walk(common, b.nblock_ / 2);
-  a.finish_walk();
-  b.finish_walk();
-}
+  while (active > 0) {
+    uint32_t room = kChunk;
+    for (int j = 0; j < active; j++) room = std::min(room, uint32_t(lanes[j].end - lanes[j].out));
+    for (uint32_t r = 0; r < room; r++) {
+      for (int j = 0; j < active; j++) {
+        Lane& l = lanes[j];
+        const uint32_t link = tt[l.row];
+        l.out[r] = uint8_t(link);
+        l.row = next_row(link);
+        if (link & kChainEnd) {
+          // Rare: the chain is done; the lane goes on with the next one right after it.
+          const uint8_t* const at = l.out + r + 1;
+          chains_[l.chain].end_row = l.row;
+          close_piece(l.chain, at);
+          if (next_chain < count) {
+            start_chain(l, at);
+          } else {
+            l.chain = kNone;
+            room = r + 1;  // ends the round, after which the lane is dropped
+          }
+        }
+      }
+    }
+    for (int j = 0; j < active; j++) {
+      Lane& l = lanes[j];
+      l.out += room;
+      if (l.chain == kNone) {
+        lanes[j--] = lanes[--active];
+      } else if (l.out == l.end) {
+        close_piece(l.chain, l.out);
+        take_chunk(l);
+        open_piece(l.chain, l.out);
+      }
+    }
+  }
 
-std::vector<uint8_t> BlockDecoder::take_text() {
-  std::vector<uint8_t> t;
-  t.swap(text_);
-  return t;
+  uint8_t* const text = reinterpret_cast<uint8_t*>(tt_.get());
+  uint32_t k = 0;
+  const uint32_t first = chain_of(first_row);
+  uint32_t c = first;
+  do {
+    for (uint32_t p = chains_[c].first_piece; p != kNone; p = pieces_[p].next) {
+      const Piece& piece = pieces_[p];
+      std::memcpy(text + k, piece.begin, size_t(piece.end - piece.begin));
+      k += uint32_t(piece.end - piece.begin);
+    }
+    c = chain_of(chains_[c].end_row);
+  } while (c != first);
+  return k;
 }
 
 // After four equal bytes the next byte of the text is a count of further copies.

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "format.h"
@@ -16,6 +17,17 @@ class BlockDecoder {
  public:
   enum class Status { Ok, Corrupt, OutOfInput };
   static constexpr size_t kTtWords = size_t(format::kMaxBlockBytes);
+  // The inverse BWT follows one link per byte, each a cache miss. It cuts the cycle of
+  // links into about kChains chains, starting at rows chosen in advance, and walks kLanes
+  // of them at once so that their misses overlap; each chain stops where another starts.
+  // The lanes write into the caller's work pages, kChunk bytes at a time.
+  static constexpr uint32_t kChains = 1024;
+  static constexpr int kLanes = 8;
+  static constexpr uint32_t kChunk = 8192;
+  static constexpr size_t kWorkPage = size_t(64) << 10;  // a multiple of kChunk
+  // Chunks the lanes take at most: full ones hold the block, and kLanes are not full.
+  static constexpr size_t kWorkChunks = kTtWords / kChunk + kLanes;
+  static constexpr size_t kWorkPages = (kWorkChunks * kChunk + kWorkPage - 1) / kWorkPage;
 
   BlockDecoder();
   BlockDecoder(const BlockDecoder&) = delete;
@@ -24,37 +36,54 @@ class BlockDecoder {
   // Decodes the block whose 48-bit magic starts at bit `bit` of data[0, size); 8 zero
   // bytes must be readable past size. OutOfInput: the block needs bits past size.
   // Accepts blocks of up to 900000 bytes; the caller checks the stream's level.
-  Status decode(const uint8_t* data, size_t size, uint64_t bit);
-  // decode() in two steps, so that the inverse BWT of two blocks can run together:
-  // decode_symbols(), then invert_bwt() or invert_bwt_pair() when it said Ok.
-  Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit);
-  void invert_bwt();
-  static void invert_bwt_pair(BlockDecoder& a, BlockDecoder& b);
+  // work: kWorkPages pages of kWorkPage bytes of scratch memory (the pages that take the
+  // output afterwards, say).
+  Status decode(const uint8_t* data, size_t size, uint64_t bit, std::span<uint8_t* const> work);
+  // The inverse BWT alone, for tests: the text of the BWT vector bwt[0, n) (n from 1 to
+  // kTtWords) and origPtr; for a vector that is no BWT, what bzip2 gives.
+  static std::vector<uint8_t> invert_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr);
   // Why the last decode() said Corrupt.
   const char* why() const { return why_; }
   uint64_t end_bit() const { return end_bit_; }  // first bit after the block
   uint32_t stored_crc() const { return stored_crc_; }
   uint32_t block_bytes() const { return nblock_; }  // BWT length, what the level bounds
-  // The block before the initial run-length coding is undone: the inverse BWT.
-  const std::vector<uint8_t>& text() const { return text_; }
-  std::vector<uint8_t> take_text();
+  // The block before the initial run-length coding is undone: the inverse BWT. It lives
+  // where the links were, until the next decode().
+  std::span<const uint8_t> text() const {
+    return {reinterpret_cast<const uint8_t*>(tt_.get()), nblock_};
+  }
 
  private:
   Status fail(const char* why) {
     why_ = why;
     return Status::Corrupt;
   }
+  Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit);
   void link_rows();
-  void walk(uint32_t from, uint32_t to);
-  void finish_walk();
+  void undo_bwt(std::span<uint8_t* const> work);
+  uint32_t walk_chains(std::span<uint8_t* const> work);
 
   struct Free {
     void operator()(uint32_t* p) const;
   };
-  // tt_[0, kTtWords): the BWT vector, then the links of the inverse BWT; LF after it.
-  // On huge pages where the system allows: the inverse BWT visits both in random order.
+  // A stretch of text one chain wrote into the work pages, and the chain's next stretch.
+  struct Piece {
+    const uint8_t *begin, *end;
+    uint32_t next;
+  };
+  // Chain c starts at row c * chain_step_, or at the row of the text's first byte.
+  struct Chain {
+    uint32_t first_piece, last_piece;
+    uint32_t end_row;  // where the next chain in text order starts
+  };
+
+  // tt_[0, kTtWords): the BWT vector, then the links of the inverse BWT (next row << 8 |
+  // byte, and kChainEnd where the next row starts a chain), then the text. On huge pages
+  // where the system allows: the inverse BWT visits it in random order.
   std::unique_ptr<uint32_t[], Free> tt_;
-  std::vector<uint8_t> text_;
+  std::vector<Piece> pieces_;
+  std::vector<Chain> chains_;
+  uint32_t chain_step_ = 1;  // a power of two
   uint32_t freq_[256];  // occurrences of each byte in the BWT vector
   uint32_t nblock_ = 0;
   uint32_t orig_ptr_ = 0;
@@ -62,7 +91,6 @@ class BlockDecoder {
   uint32_t stored_crc_ = 0;
   uint64_t end_bit_ = 0;
   const char* why_ = "";
-  uint32_t fwd_ = 0, back_ = 0;  // rows the two chains of the inverse BWT have reached
 };
 
 // Undoes the initial run-length coding of a block's text (4 equal bytes, then a count of

@@ -30,7 +30,7 @@ constexpr size_t kReadChunk = size_t(256) << 10;
 // Bytes of input kept ahead per block in flight: about one compressed block.
 constexpr size_t kReadAheadPerBlock = size_t(1) << 20;
 // Dead input bytes collected before they are dropped (dropping moves the rest).
-constexpr size_t kDiscardStep = size_t(1) << 20;
+constexpr size_t kDiscardStep = size_t(256) << 10;
 // More bytes than any block bzip2 accepts can take (18002 selectors of 50 codes of at
 // most 20 bits, plus tables); a block running longer is corrupt.
 constexpr size_t kMaxBlockSpan = size_t(3) << 20;
@@ -38,11 +38,41 @@ constexpr size_t kMaxBlockSpan = size_t(3) << 20;
 // only checked by the worker and produced again, piece by piece, when it is written.
 constexpr size_t kHeldOutput = size_t(4) << 20;
 constexpr size_t kPiece = size_t(256) << 10;
+// Output is kept in pages, which double as the decoders' work memory.
+constexpr size_t kPage = BlockDecoder::kWorkPage;
+using Page = std::unique_ptr<uint8_t[]>;
+
+// Pages handed round rather than allocated per block, which would fragment the heap: the
+// pages in use are about the output in flight.
+class PagePool {
+ public:
+  Page take() {
+    {
+      std::lock_guard lk(mu_);
+      if (!free_.empty()) {
+        Page p = std::move(free_.back());
+        free_.pop_back();
+        return p;
+      }
+    }
+    return Page(new uint8_t[kPage]);
+  }
+  void give(std::vector<Page>& pages, size_t keep = 0) {
+    std::lock_guard lk(mu_);
+    for (; pages.size() > keep; pages.pop_back()) free_.push_back(std::move(pages.back()));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Page> free_;
+};
 
 // The input from the block being checked onwards.
 class InputWindow {
  public:
-  explicit InputWindow(Source& src) : src_(src) {}
+  // `most`: the bytes it is expected to hold at most, reserved so that growing never
+  // copies, nor leaves the old buffer behind in the heap. Only the bytes used are touched.
+  InputWindow(Source& src, size_t most) : src_(src) { buf_.reserve(most); }
   uint64_t begin() const { return base_; }
   uint64_t end() const { return base_ + buf_.size(); }
   bool eof() const { return eof_; }
@@ -96,78 +126,58 @@ struct Task {
   uint64_t end_bit = 0;  // relative to data
   uint32_t stored_crc = 0, crc = 0, block_bytes = 0;
   uint64_t out_bytes = 0;
-  std::vector<uint8_t> out;   // all output, unless it was too long to keep
+  std::vector<Page> out;      // all output in pages, unless it was too long to keep
   std::vector<uint8_t> text;  // then the text it is expanded from again
   std::exception_ptr error;
   bool done = false;
 };
 
-// Decodes the task's block up to its BWT links; true when the inverse BWT is to follow.
-bool start_task(Task& t, BlockDecoder& dec) {
-  t.status = dec.decode_symbols(t.data.data(), t.size, t.bit);
+// Decodes the task's block: its output and CRC.
+void run_task(Task& t, BlockDecoder& dec, PagePool& pool, uint8_t* scratch) {
+  // The decoder's work memory is the pages that then take the output.
+  uint8_t* work[BlockDecoder::kWorkPages];
+  for (auto& w : work) {
+    t.out.push_back(pool.take());
+    w = t.out.back().get();
+  }
+  t.status = dec.decode(t.data.data(), t.size, t.bit, work);
   t.data = {};
-  if (t.status != BlockDecoder::Status::Ok) t.why = dec.why();
-  return t.status == BlockDecoder::Status::Ok;
-}
-
-// After the inverse BWT: the output and its CRC.
-void finish_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
+  if (t.status != BlockDecoder::Status::Ok) {
+    t.why = dec.why();
+    pool.give(t.out);
+    return;
+  }
   t.end_bit = dec.end_bit();
   t.stored_crc = dec.stored_crc();
   t.block_bytes = dec.block_bytes();
   RunExpander runs(dec.text().data(), dec.text().size());
-  size_t n = 0;
+  size_t held = 0;
   if (t.keep_output) {
-    t.out.resize(std::min<size_t>(kHeldOutput, size_t(t.block_bytes) + 4096));
-    for (;;) {
-      n += runs.read(t.out.data() + n, t.out.size() - n);
-      if (n < t.out.size() || t.out.size() == kHeldOutput) break;
-      t.out.resize(std::min(kHeldOutput, t.out.size() * 2));
+    for (size_t page = 0; held < kHeldOutput; page++) {
+      if (page == t.out.size()) t.out.push_back(pool.take());
+      const size_t k = runs.read(t.out[page].get(), kPage);
+      held += k;
+      if (k < kPage) break;
     }
   }
   // Whatever did not fit is only checked here.
   bool more = false;
-  t.out_bytes = n;
-  while (size_t k = runs.read(scratch.data(), scratch.size())) {
+  t.out_bytes = held;
+  while (size_t k = runs.read(scratch, kPiece)) {
     more = true;
     t.out_bytes += k;
   }
   t.crc = runs.crc();
   if (more && t.keep_output) {
-    t.out = {};
-    t.text = dec.take_text();
-  } else {
-    t.out.resize(n);
+    held = 0;
+    t.text.assign(dec.text().begin(), dec.text().end());
   }
-}
-
-void run_task(Task& t, BlockDecoder& dec, std::vector<uint8_t>& scratch) {
-  if (!start_task(t, dec)) return;
-  dec.invert_bwt();
-  finish_task(t, dec, scratch);
-}
-
-// Decodes two tasks' blocks together where both get as far as the inverse BWT.
-void run_tasks(Task* t[2], std::unique_ptr<BlockDecoder> dec[2], std::vector<uint8_t>& scratch) {
-  bool go[2] = {false, false};
-  for (int i = 0; i < 2; i++) {
-    if (!t[i]) continue;
-    if (!dec[i]) dec[i] = std::make_unique<BlockDecoder>();
-    go[i] = start_task(*t[i], *dec[i]);
-  }
-  if (go[0] && go[1]) {
-    BlockDecoder::invert_bwt_pair(*dec[0], *dec[1]);
-  } else {
-    for (int i = 0; i < 2; i++)
-      if (go[i]) dec[i]->invert_bwt();
-  }
-  for (int i = 0; i < 2; i++)
-    if (go[i]) finish_task(*t[i], *dec[i], scratch);
+  pool.give(t.out, (held + kPage - 1) / kPage);
 }
 
 class DecodePool {
  public:
-  explicit DecodePool(int threads) {
+  DecodePool(int threads, PagePool& pages) : pages_(pages) {
     for (int i = 0; i < threads; i++) workers_.emplace_back([this] { work(); });
   }
   ~DecodePool() {
@@ -191,43 +201,37 @@ class DecodePool {
   }
 
  private:
-  // Takes up to two tasks at a time: their inverse BWTs run interleaved.
   void work() {
-    std::unique_ptr<BlockDecoder> dec[2];
-    std::vector<uint8_t> scratch(kPiece);
+    std::unique_ptr<BlockDecoder> dec;
+    const std::unique_ptr<uint8_t[]> scratch(new uint8_t[kPiece]);  // touched only if used
     for (;;) {
-      std::shared_ptr<Task> taken[2];
+      std::shared_ptr<Task> t;
       {
         std::unique_lock lk(mu_);
         work_cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
-        for (auto& t : taken) {
-          while (!t && !queue_.empty()) {
-            t = std::move(queue_.front());
-            queue_.pop_front();
-            if (t->cancelled) {
-              t->done = true;
-              t.reset();
-            }
-          }
+        t = std::move(queue_.front());
+        queue_.pop_front();
+        if (t->cancelled) {
+          t->done = true;
+          continue;
         }
       }
-      Task* t[2] = {taken[0].get(), taken[1].get()};
       try {
-        run_tasks(t, dec, scratch);
+        if (!dec) dec = std::make_unique<BlockDecoder>();
+        run_task(*t, *dec, pages_, scratch.get());
       } catch (...) {
-        for (auto* x : t)
-          if (x) x->error = std::current_exception();
+        t->error = std::current_exception();
       }
       {
         std::lock_guard lk(mu_);
-        for (auto* x : t)
-          if (x) x->done = true;
+        t->done = true;
       }
       done_cv_.notify_all();
     }
   }
 
+  PagePool& pages_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
   std::deque<std::shared_ptr<Task>> queue_;
@@ -240,11 +244,11 @@ class Decompressor {
   Decompressor(Source& in, Sink* out, const DecompressOptions& opts)
       : out_(out),
         opts_(opts),
-        window_(in),
         threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
         max_in_flight_(2 * size_t(threads_) + 2),
-        pool_(threads_),
-        scratch_(kPiece) {}
+        window_(in, max_in_flight_ * kReadAheadPerBlock + kMaxBlockSpan + kReadChunk + kDiscardStep),
+        pool_(threads_, pages_),
+        scratch_(new uint8_t[kPiece]) {}
 
   DecompressTotals run() {
     if (!start_stream(0, true)) return totals_;
@@ -384,7 +388,7 @@ class Decompressor {
       Task full;
       fill_task(full, expected_, std::min<uint64_t>(window_.end(), first + kMaxBlockSpan));
       if (!local_) local_ = std::make_unique<BlockDecoder>();
-      run_task(full, *local_, scratch_);
+      run_task(full, *local_, pages_, scratch_.get());
       return accept_block(full);
     }
     if (t.status == BlockDecoder::Status::OutOfInput) {
@@ -400,9 +404,14 @@ class Decompressor {
       totals_.bytes_out += t.out_bytes;
     } else if (!t.text.empty()) {
       RunExpander runs(t.text.data(), t.text.size());
-      while (size_t n = runs.read(scratch_.data(), scratch_.size())) write(scratch_.data(), n);
+      while (size_t n = runs.read(scratch_.get(), kPiece)) write(scratch_.get(), n);
     } else {
-      write(t.out.data(), t.out.size());
+      for (size_t page = 0, left = t.out_bytes; left > 0; page++) {
+        const size_t k = std::min(left, kPage);
+        write(t.out[page].get(), k);
+        left -= k;
+      }
+      pages_.give(t.out);
     }
     stream_crc_ = combine_stream_crc(stream_crc_, t.crc);
     expected_ = t.first_byte * 8 + t.end_bit;
@@ -458,11 +467,12 @@ class Decompressor {
 
   Sink* out_;
   const DecompressOptions& opts_;
-  InputWindow window_;
   int threads_;
   size_t max_in_flight_;
+  InputWindow window_;
+  PagePool pages_;
   DecodePool pool_;
-  std::vector<uint8_t> scratch_;
+  std::unique_ptr<uint8_t[]> scratch_;  // touched only if used
   std::unique_ptr<BlockDecoder> local_;
 
   std::deque<Candidate> cands_;  // found, not yet checked, in input order
