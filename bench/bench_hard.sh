@@ -68,10 +68,10 @@ make_input() {  # name file
 }
 
 now() { date +%s.%N; }
-faster() { echo "$1 < $2" | bc; }
+faster() { awk -v a="$1" -v b="$2" 'BEGIN { print (a < b) }'; }
 # Three significant digits: the hard inputs span from 0.01x to 100x.
-ratio() { printf %.3g "$(echo "scale=6; $1 / $2" | bc)"; }
-mbs() { printf %.3g "$(echo "scale=6; $1 / 1000000 / $2" | bc)"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3g", a / b }'; }
+mbs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3g", a / 1000000 / b }'; }
 
 # Times each of names/cmds on $in, best of $runs, interleaved; the first run of each
 # command writes $work/out.<i>. Commands named in once_only run in the first round only.
@@ -86,7 +86,7 @@ time_all() {
       t0=$(now)
       ${cmds[$i]} < "$in" > "$work/out.$i"
       t1=$(now)
-      s=$(echo "$t1 - $t0" | bc)
+      s=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')
       if [[ -z ${best[$n]:-} ]] || (( $(faster "$s" "${best[$n]}") )); then best[$n]=$s; fi
     done
   done

@@ -78,10 +78,20 @@ void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) 
   const int32_t shift = least.start;
   const uint8_t* w = text + 1 + shift;
   const int32_t p = least.periodic ? lyndon_period(w, n) : n;
+  uint8_t* last = out.last.data();
+  if (p < n) {
+    // Where bzip2's main sort finishes on a periodic block, it is the whole BWT.
+    ws.sa.resize(size_t(n));
+    int32_t* order = ws.sa.data();
+    if (bzip2_main_sort(t, n, p, order)) {
+      for (int32_t r = 0; r < n; r++) last[r] = t[order[r] == 0 ? n - 1 : order[r] - 1];
+      out.orig_ptr = uint32_t(std::find(order, order + n, 0) - order);
+      return;
+    }
+  }
   ws.sa.resize(size_t(p));
   int32_t* sa = ws.sa.data();
   if (divsufsort(w, sa, p) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
-  uint8_t* last = out.last.data();
   if (p == n) {
     for (int32_t r = 0; r < n; r++) last[r] = w[sa[r] - 1];
     // Rotation x of t is rotation (x - shift) mod n of w.
@@ -90,7 +100,7 @@ void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) 
   }
   const int32_t k = n / p;
   for (int32_t r = 0; r < p; r++) std::memset(last + size_t(r) * size_t(k), w[sa[r] - 1], size_t(k));
-  out.orig_ptr = bzip2_periodic_orig_ptr({t, w, n, p, shift, sa}, ws.aux);
+  out.orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux);
 }
 
 }  // namespace gpbzip2

@@ -2,7 +2,7 @@
 // rotations equal to rotation 0 share their last byte, so of all the BWT only origPtr
 // depends on how they are ordered, and bzip2's order is whatever its sort leaves. Blocks
 // of 10000 bytes or more go to its main sort, which on most periodic blocks runs out of
-// its work budget (bzip2_main_sort.cpp follows it); the rest go to its fallback sort, a
+// its work budget (bzip2_main_sort.cpp); the rest go to its fallback sort, a
 // Manber-Myers style doubling whose buckets are split by a three-way quicksort with a
 // fixed pseudo-random pivot sequence. That sort is followed here on the one bucket that
 // holds rotation 0, with the keys it would see read off the sorted rotations of u.
@@ -132,9 +132,7 @@ int32_t fallback_tie_offset(const PeriodicBlock& b, std::vector<int32_t>& aux) {
 
 }  // namespace
 
-uint32_t bzip2_periodic_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux) {
-  if (b.n >= 10000)
-    if (std::optional<uint32_t> ptr = bzip2_main_sort_orig_ptr(b)) return *ptr;
+uint32_t bzip2_fallback_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux) {
   // Each of u's rotations stands for k equal ones of t, in u's order.
   const int32_t start = (b.n - b.shift) % b.n % b.p;
   const int32_t rank0 = int32_t(std::find(b.sa, b.sa + b.p, start) - b.sa);

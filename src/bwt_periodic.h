@@ -4,7 +4,6 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 namespace gpbzip2 {
@@ -18,12 +17,16 @@ struct PeriodicBlock {
   const int32_t* sa;  // u's rotations in sorted order (u's suffix order, u being Lyndon)
 };
 
-// origPtr as bzip2 writes it for the block.
-uint32_t bzip2_periodic_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux);
+// bzip2 sorts blocks of this many bytes or more with its main sort first.
+inline constexpr int32_t kMainSortMin = 10000;
 
-// bzip2's main sort (blocks of 10000 bytes or more) with its work budget; origPtr if it
-// finishes within the budget, nullopt where bzip2 falls back to its other sort.
-std::optional<uint32_t> bzip2_main_sort_orig_ptr(const PeriodicBlock& b);
+// bzip2's main sort of the periodic block t (|t| = n, period p) with its work budget:
+// true, with the rotations in order[0..n), if it finishes within the budget; false where
+// bzip2 gives up and uses its fallback sort.
+bool bzip2_main_sort(const uint8_t* t, int32_t n, int32_t p, int32_t* order);
+
+// origPtr as bzip2's fallback sort leaves it.
+uint32_t bzip2_fallback_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux);
 
 // Length of the common prefix of a[0..limit) and b[0..limit), eight bytes a step: the
 // hard blocks are the ones with long common prefixes.

@@ -29,15 +29,15 @@ int32_t common_prefix16(const uint16_t* a, const uint16_t* b, int32_t limit) {
 
 class MainSort {
  public:
-  MainSort(const uint8_t* t, int32_t n)
+  MainSort(const uint8_t* t, int32_t n, int32_t* ptr)
       : n_(n), budget_(int64_t(n) * kBudgetPerByte), block_(size_t(2 * n + 64)),
-        quadrant_(block_.size(), 0), ptr_(size_t(n)) {
+        quadrant_(block_.size(), 0), ptr_(ptr) {
     // Cyclic reads run up to 2n + 42 positions (an offset under n + 15, 12 bytes, then
     // n + 16 more), so the block and its quadrants are kept repeated that far.
     for (size_t i = 0; i < block_.size(); i++) block_[i] = t[i % size_t(n)];
   }
 
-  std::optional<uint32_t> run();
+  bool run();
 
  private:
   uint32_t pair(int32_t i) const { return uint32_t(block_[size_t(i)]) << 8 | block_[size_t(i) + 1]; }
@@ -52,7 +52,7 @@ class MainSort {
   int64_t budget_;
   std::vector<uint8_t> block_;
   std::vector<uint16_t> quadrant_;
-  std::vector<int32_t> ptr_;
+  int32_t* const ptr_;  // n entries
 };
 
 // Is the rotation at i1 greater than the one at i2? 12 bytes, then (byte, quadrant)
@@ -91,14 +91,14 @@ void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d) {
     // Insertions go in threes between budget checks.
     for (int32_t i = lo + h; i <= hi;) {
       for (int c = 0; c < 3 && i <= hi; c++, i++) {
-        const int32_t v = ptr_[size_t(i)];
+        const int32_t v = ptr_[i];
         int32_t j = i;
-        while (greater(ptr_[size_t(j - h)] + d, v + d)) {
-          ptr_[size_t(j)] = ptr_[size_t(j - h)];
+        while (greater(ptr_[j - h] + d, v + d)) {
+          ptr_[j] = ptr_[j - h];
           j -= h;
           if (j <= lo + h - 1) break;
         }
-        ptr_[size_t(j)] = v;
+        ptr_[j] = v;
       }
       if (budget_ < 0) return;
     }
@@ -112,7 +112,7 @@ void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
     int32_t lo, hi, d;
   };
   std::vector<Range> stack{{lo0, hi0, d0}};
-  int32_t* ptr = ptr_.data();
+  int32_t* ptr = ptr_;
   const uint8_t* b = block_.data();
   while (!stack.empty()) {
     const auto [lo, hi, d] = stack.back();
@@ -160,14 +160,14 @@ void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
   }
 }
 
-std::optional<uint32_t> MainSort::run() {
+bool MainSort::run() {
   // Buckets by the first two bytes, each in increasing position order.
   std::vector<int32_t> start(65537, 0);
   for (int32_t i = 0; i < n_; i++) start[pair(i) + 1]++;
   for (size_t s = 1; s < start.size(); s++) start[s] += start[s - 1];
   {
     std::vector<int32_t> fill(start.begin(), start.end() - 1);
-    for (int32_t i = 0; i < n_; i++) ptr_[size_t(fill[pair(i)]++)] = i;
+    for (int32_t i = 0; i < n_; i++) ptr_[fill[pair(i)]++] = i;
   }
   auto big_size = [&](int c) { return start[size_t(c + 1) << 8] - start[size_t(c) << 8]; };
 
@@ -196,7 +196,7 @@ std::optional<uint32_t> MainSort::run() {
       const size_t sb = size_t(ss) << 8 | size_t(j);
       if (!sorted[sb] && start[sb + 1] - 1 > start[sb]) {
         quicksort(start[sb], start[sb + 1] - 1, kRadixDepth);
-        if (budget_ < 0) return std::nullopt;
+        if (budget_ < 0) return false;
       }
       sorted[sb] = true;
     }
@@ -208,12 +208,12 @@ std::optional<uint32_t> MainSort::run() {
       copy_end[size_t(c)] = start[(size_t(c) << 8 | size_t(ss)) + 1] - 1;
     }
     for (int32_t j = start[size_t(ss) << 8]; j < copy_start[size_t(ss)]; j++) {
-      const int32_t k = ptr_[size_t(j)] == 0 ? n_ - 1 : ptr_[size_t(j)] - 1;
+      const int32_t k = ptr_[j] == 0 ? n_ - 1 : ptr_[j] - 1;
       const uint8_t c = block_[size_t(k)];
       if (!big_done[c]) ptr_[size_t(copy_start[c]++)] = k;
     }
     for (int32_t j = start[size_t(ss + 1) << 8] - 1; j > copy_end[size_t(ss)]; j--) {
-      const int32_t k = ptr_[size_t(j)] == 0 ? n_ - 1 : ptr_[size_t(j)] - 1;
+      const int32_t k = ptr_[j] == 0 ? n_ - 1 : ptr_[j] - 1;
       const uint8_t c = block_[size_t(k)];
       if (!big_done[c]) ptr_[size_t(copy_end[c]--)] = k;
     }
@@ -225,41 +225,38 @@ std::optional<uint32_t> MainSort::run() {
       int shifts = 0;
       while ((bb_size >> shifts) > 65534) shifts++;
       for (int32_t j = bb_size - 1; j >= 0; j--)
-        set_quadrant(ptr_[size_t(bb_start + j)], uint16_t(j >> shifts));
+        set_quadrant(ptr_[bb_start + j], uint16_t(j >> shifts));
     }
   }
-  if (budget_ < 0) return std::nullopt;
-  return uint32_t(std::find(ptr_.begin(), ptr_.end(), 0) - ptr_.begin());
+  return budget_ >= 0;
 }
 
 // Before the first big bucket with rotations is finished no quadrant is set, and in its
 // small buckets each set of k equal rotations costs at least k - 1 comparisons of the
 // whole block (an insertion stops only at an equal rotation already placed).
-bool budget_surely_exhausted(const PeriodicBlock& b) {
+bool budget_surely_exhausted(const uint8_t* t, int32_t n, int32_t p) {
   std::array<int32_t, 256> count{};
-  for (int32_t i = 0; i < b.p; i++) count[b.t[i]]++;
+  for (int32_t i = 0; i < p; i++) count[t[i]]++;
   // The first bucket in bzip2's order is a smallest non-empty one; a bound over every
   // smallest would need their order, so take the least bound among them.
-  int32_t smallest = b.p;
+  int32_t smallest = p;
   for (int32_t c : count)
     if (c > 0) smallest = std::min(smallest, c);
   int64_t least = INT64_MAX;
-  const int64_t k = b.n / b.p, steps = (b.n + 8) / 8 + 1;
+  const int64_t k = n / p, steps = (n + 8) / 8 + 1;
   for (int c = 0; c < 256; c++) {
     if (count[size_t(c)] != smallest) continue;
     int64_t classes = 0;  // rotations of v starting c x with x != c
-    for (int32_t i = 0; i < b.p; i++)
-      classes += b.t[i] == c && b.t[i + 1 == b.p ? 0 : i + 1] != c;
+    for (int32_t i = 0; i < p; i++) classes += t[i] == c && t[i + 1 == p ? 0 : i + 1] != c;
     least = std::min(least, classes * (k - 1) * steps);
   }
-  return least > int64_t(b.n) * kBudgetPerByte;
+  return least > int64_t(n) * kBudgetPerByte;
 }
 
 }  // namespace
 
-std::optional<uint32_t> bzip2_main_sort_orig_ptr(const PeriodicBlock& b) {
-  if (budget_surely_exhausted(b)) return std::nullopt;
-  return MainSort(b.t, b.n).run();
+bool bzip2_main_sort(const uint8_t* t, int32_t n, int32_t p, int32_t* order) {
+  return n >= kMainSortMin && !budget_surely_exhausted(t, n, p) && MainSort(t, n, order).run();
 }
 
 }  // namespace gpbzip2
