@@ -4,7 +4,7 @@
 # SIZE: bytes of each generated input (default 16000000); RUNS: best of (default 3);
 # TAR_SIZE: bytes of the tar of /usr/include and /usr/share (default 100000000, 0: none);
 # TAR_FILE: take them from this file instead (e.g. a Linux source tar).
-# Environment: LBZIP2, PBZIP2, BZIP2 (default: from PATH), CORPUS_GEN and
+# Environment: LBZIP2_BIN, PBZIP2_BIN, BZIP2_BIN (default: from PATH), CORPUS_GEN and
 # BLOCK_SORT_TIMES (default: next to gpbzip2 in its build folder), GPBZIP2_EXTRA_ARGS
 # (e.g. --gpu=off), THREADS (default: nproc), INPUTS (names to run, default all).
 # Per input, in one run and interleaved: gpbzip2 and lbzip2 at 1 and THREADS threads,
@@ -21,9 +21,12 @@ tar_size=${4:-100000000}
 build=$(dirname "$gp")/..
 gen=${CORPUS_GEN:-$build/corpus/corpus_gen}
 sorter=${BLOCK_SORT_TIMES:-$build/bench/block_sort_times}
-lbzip2=${LBZIP2:-lbzip2}
-pbzip2=${PBZIP2:-pbzip2}
-bzip2=${BZIP2:-bzip2}
+lbzip2=${LBZIP2_BIN:-lbzip2}
+pbzip2=${PBZIP2_BIN:-pbzip2}
+bzip2=${BZIP2_BIN:-bzip2}
+# The tools take options from these (lbzip2 from LBZIP2 too): a path left there would be
+# compressed in place.
+unset BZIP2 BZIP LBZIP2
 extra=${GPBZIP2_EXTRA_ARGS:-}
 threads=${THREADS:-$(nproc)}
 for t in "$gen" "$lbzip2" "$pbzip2" "$bzip2"; do
