@@ -81,8 +81,13 @@ std::string ratio_summary(uint64_t bytes_in, uint64_t bytes_out) {
   return buf;
 }
 
+namespace {
+const char* const kVersionLine =
+    "gpbzip2, a parallel bzip2-compatible file compressor.  Version " GPBZIP2_VERSION ".\n";
+}  // namespace
+
 std::string version_text() {
-  std::string s = "gpbzip2, a parallel bzip2-compatible file compressor.  Version " GPBZIP2_VERSION ".\n";
+  std::string s = kVersionLine;
   s += "   Writes and reads the .bz2 format of bzip2 1.0.x; compressed output is\n";
   s += "   byte-identical to bzip2's at the same block size.\n";
   s += built_with_cuda() ? "   Build: CUDA (GPU station included).\n" : "   Build: CPU-only (no CUDA).\n";
@@ -95,6 +100,23 @@ std::string version_text() {
     s += line;
   }
   return s;
+}
+
+// The shape of bzip2's -L, in the words of the MIT license (the LICENSE file).
+std::string license_text() {
+  return std::string(kVersionLine) +
+         "\n"
+         "   Copyright (c) 2026 the gpbzip2 authors.\n"
+         "\n"
+         "   This program is free software; you can redistribute it and/or modify\n"
+         "   it under the terms of the MIT license, set out in the LICENSE file\n"
+         "   included in the gpbzip2 source distribution.\n"
+         "\n"
+         "   This program is distributed in the hope that it will be useful,\n"
+         "   but WITHOUT ANY WARRANTY; without even the implied warranty of\n"
+         "   MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the\n"
+         "   LICENSE file for more details.\n"
+         "\n";
 }
 
 }  // namespace gpbzip2::cli

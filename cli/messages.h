@@ -31,7 +31,8 @@ void redraw_file_line();
 // bzip2's compression summary after "  name: ".
 std::string ratio_summary(uint64_t bytes_in, uint64_t bytes_out);
 
-// -V / -L: version, build and GPUs.
+// -V: version, build and GPUs. -L: version, copyright and license notice, as bzip2 -L.
 std::string version_text();
+std::string license_text();
 
 }  // namespace gpbzip2::cli

@@ -163,7 +163,7 @@ Split split_arguments(const Model& m, const std::vector<std::string>& words) {
 void apply(Model& m, const CLI::Option* o, Options& opts) {
   if (o == m.help) usage_exit(m, 0);
   if (o == m.license || o == m.version) {
-    std::fputs(version_text().c_str(), stderr);
+    std::fputs((o == m.license ? license_text() : version_text()).c_str(), stderr);
     std::exit(0);
   }
   if (o == m.compress) opts.op = OpMode::Compress;

@@ -57,10 +57,25 @@ done
 for f in -V --version -L --license -kV; do
   run_gp $f
   expect_eq "$RC" 0 "$f exit code"
+  expect_eq "$(wc -c <gp.out)" 0 "$f writes nothing to stdout"
   expect_match "$ERR" "^gpbzip2, a parallel bzip2-compatible file compressor\.  Version [0-9]+\.[0-9]+\.[0-9]+\." "$f version"
+done
+for f in -V --version -kV; do
+  run_gp $f
   expect_match "$ERR" "Build: (CUDA|CPU-only)" "$f build"
   expect_match "$ERR" "GPU" "$f GPUs"
 done
+# -L as bzip2 -L: version, copyright, license notice; the copyright is the LICENSE file's.
+LICENSE_FILE="$SRC/LICENSE"
+copyright=$(grep -m1 '^Copyright' "$LICENSE_FILE")
+for f in -L --license; do
+  run_gp $f
+  [[ "$ERR" == *$'\n   '"$copyright."$'\n'* ]] || fail "$f: no line '   $copyright.' in [$ERR]"
+  expect_match "$ERR" "free software; you can redistribute it and/or modify" "$f notice"
+  expect_match "$ERR" "WITHOUT ANY WARRANTY" "$f warranty"
+  expect_match "$ERR" "terms of the MIT license" "$f names the license"
+done
+expect_eq "$(head -1 "$LICENSE_FILE")" "MIT License" "LICENSE is the license -L names"
 
 # -n / --threads and --gpu=off do not change the bytes: compare with bzip2 -9 and -5.
 bzip2 -9 <text300k >ref9.bz2
