@@ -15,6 +15,7 @@ int g_verbosity = 0;
 // The -v line of the file being worked on, kept so that it can be ended or redrawn.
 std::string g_file_line;
 bool g_line_open = false;
+bool g_line_in_progress = false;  // ended by progress lines, to be opened again
 
 void vprint(const char* fmt, va_list ap) { std::vfprintf(stderr, fmt, ap); }
 
@@ -55,6 +56,7 @@ void open_file_line(const std::string& name, size_t longest_name) {
   if (name.size() < longest_name) g_file_line.append(longest_name - name.size(), ' ');
   std::fputs(g_file_line.c_str(), stderr);
   g_line_open = true;
+  g_line_in_progress = false;
 }
 
 void close_file_line(const char* result) {
@@ -69,6 +71,25 @@ void break_line() {
 
 void redraw_file_line() {
   if (g_line_open) std::fputs(g_file_line.c_str(), stderr);
+}
+
+void progress_line(const std::string& label, const char* text) {
+  if (g_line_open) {
+    g_line_open = false;
+    g_line_in_progress = true;
+  } else if (g_line_in_progress) {
+    std::fputs(g_file_line.c_str(), stderr);
+  } else {
+    std::fprintf(stderr, "  %s: ", label.c_str());
+  }
+  std::fprintf(stderr, "%s\n", text);
+}
+
+void end_progress_lines() {
+  if (!g_line_in_progress) return;
+  std::fputs(g_file_line.c_str(), stderr);
+  g_line_open = true;
+  g_line_in_progress = false;
 }
 
 std::string ratio_summary(uint64_t bytes_in, uint64_t bytes_out) {

@@ -80,6 +80,7 @@ std::string usage_text(const std::string& prog) {
          "   --gpu=MODE          auto: a GPU for large inputs only (the default),\n"
          "                       on: a GPU or exit 1, off: no GPU\n"
          "   --progress          show progress even if stderr is not a terminal\n"
+         "                       (there as one line a second)\n"
          "\n"
          "   If invoked as `gpbzip2', default action is to compress.\n"
          "              as `gpbunzip2', default action is to decompress.\n"

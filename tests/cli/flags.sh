@@ -1,5 +1,5 @@
 # Flags as bzip2 spells them: single, combined, long, repeated, overriding; bad flags;
-# the extra -n/--threads, --gpu and --progress.
+# --help, -V and -L; the extra -n/--threads and --gpu (--progress: progress.sh).
 source "$(dirname "$0")/common.bash" "$@"
 
 gen text 300000 1 >text300k
@@ -141,11 +141,5 @@ if "$GP" -V 2>&1 | grep -q "GPUs: none usable"; then
 else
   "$GP" --gpu=on <text300k >t.bz2; expect_file_same t.bz2 ref9.bz2 "--gpu=on with a GPU"
 fi
-
-# --progress draws even into a pipe (and wipes itself); without it a pipe gets nothing.
-"$GP" --progress -c text300k 2>p.err >/dev/null
-expect_match "$(tr '\r' '\n' <p.err)" "text300k: +[0-9.]+%, [0-9.]+ MB/s" "--progress line"
-"$GP" -c text300k 2>p.err >/dev/null
-expect_eq "$(wc -c <p.err)" 0 "no progress into a pipe"
 
 finish
