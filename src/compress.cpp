@@ -40,9 +40,9 @@ uint64_t gpu_worth_bytes(int threads) {
   return uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
 }
 
-// An input of one block (a small file) is compressed by the calling thread: no threads
-// to start and no hand-offs between them, which were most of the time of small files
-// compressed one after another (find -exec).
+// An input of one block (a small file) is compressed by the calling thread, so that small
+// files compressed one after another (find -exec) pay for no thread starts and no
+// hand-offs between threads.
 StreamTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions& opts) {
   StreamWriter writer(out, opts.level);
   StreamTotals totals;
