@@ -27,11 +27,16 @@ void close_file_line(const char* result);  // "ok", "done", ... then newline
 void break_line();
 // Re-draws an open -v line after the progress meter used the terminal line.
 void redraw_file_line();
+// Progress where stderr is no terminal, one line each: the first ends an open -v line,
+// the next start as it does, and end_progress_lines() opens it again for the result.
+void progress_line(const std::string& label, const char* text);
+void end_progress_lines();
 
 // bzip2's compression summary after "  name: ".
 std::string ratio_summary(uint64_t bytes_in, uint64_t bytes_out);
 
-// -V / -L: version, build and GPUs.
+// -V: version, build and GPUs. -L: version, copyright and license notice, as bzip2 -L.
 std::string version_text();
+std::string license_text();
 
 }  // namespace gpbzip2::cli

@@ -17,57 +17,80 @@ struct Model {
   CLI::App app;
   CLI::Option *compress, *decompress, *test, *to_stdout, *keep, *force, *quiet, *verbose,
       *small, *license, *version, *help, *fast, *best, *exponential, *rep_best, *rep_fast,
-      *progress;
+      *progress, *gpu_option;
   CLI::Option* level[10] = {};
   int threads = 0;
-  std::string gpu = "auto";
+  std::string gpu;
   std::vector<std::string> files;
 
   explicit Model(const std::string& prog);
 };
 
-Model::Model(const std::string& prog)
-    : app("gpbzip2, a parallel bzip2-compatible file compressor.  Version " GPBZIP2_VERSION ".",
-          prog) {
+Model::Model(const std::string& prog) : app("", prog) {
   app.set_help_flag();  // -h is handled in flag order below, as bzip2 does
-  app.get_formatter()->column_width(26);
-  help = app.add_flag("-h,--help")->description("print this message");
-  decompress = app.add_flag("-d,--decompress")->description("force decompression");
-  compress = app.add_flag("-z,--compress")->description("force compression");
-  keep = app.add_flag("-k,--keep")->description("keep (don't delete) input files");
-  force = app.add_flag("-f,--force")->description("overwrite existing output files");
-  test = app.add_flag("-t,--test")->description("test compressed file integrity");
-  to_stdout = app.add_flag("-c,--stdout")->description("output to standard out");
-  quiet = app.add_flag("-q,--quiet")->description("suppress noncritical error messages");
-  verbose = app.add_flag("-v,--verbose")->description("be verbose (a 2nd -v gives more)");
-  license = app.add_flag("-L,--license")->description("display version, build and GPUs");
-  version = app.add_flag("-V,--version")->description("display version, build and GPUs");
-  small = app.add_flag("-s,--small")->description("accepted for bzip2 (compression: -2 at most)");
-  for (int i = 1; i <= 9; i++) level[i] = app.add_flag("-" + std::to_string(i))->group("");
-  level[1]->description("100k blocks (fastest)")->group("Options");
-  level[9]->description("900k blocks (default, best)")->group("Options");
-  fast = app.add_flag("--fast")->description("alias for -1");
-  best = app.add_flag("--best")->description("alias for -9");
-  app.add_option("-n,--threads", threads, "compute threads (default: one per core)")
+  help = app.add_flag("-h,--help");
+  decompress = app.add_flag("-d,--decompress");
+  compress = app.add_flag("-z,--compress");
+  keep = app.add_flag("-k,--keep");
+  force = app.add_flag("-f,--force");
+  test = app.add_flag("-t,--test");
+  to_stdout = app.add_flag("-c,--stdout");
+  quiet = app.add_flag("-q,--quiet");
+  verbose = app.add_flag("-v,--verbose");
+  license = app.add_flag("-L,--license");
+  version = app.add_flag("-V,--version");
+  small = app.add_flag("-s,--small");
+  for (int i = 1; i <= 9; i++) level[i] = app.add_flag("-" + std::to_string(i));
+  fast = app.add_flag("--fast");
+  best = app.add_flag("--best");
+  app.add_option("-n,--threads", threads)
       ->check(CLI::Range(1, 4096))
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--gpu", gpu, "use a GPU: auto (when present), on (required), off")
-      ->check(CLI::IsMember({"auto", "on", "off"}))
-      ->envname("GPBZIP2_GPU")
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  progress = app.add_flag("--progress")->description("show progress even when stderr is no terminal");
-  exponential = app.add_flag("--exponential")->group("");
-  rep_best = app.add_flag("--repetitive-best")->group("");
-  rep_fast = app.add_flag("--repetitive-fast")->group("");
-  app.add_option("FILE", files, "files to work on (none: stdin to stdout)");
-  app.footer(
-      "If invoked as `gpbzip2', default action is to compress.\n"
-      "           as `gpbunzip2', default action is to decompress.\n"
-      "           as `gpbzcat', default action is to decompress to stdout.\n"
-      "\n"
-      "If no file names are given, gpbzip2 compresses or decompresses from standard\n"
-      "input to standard output.  Short flags combine: `-v -4' is the same as -v4 or\n"
-      "-4v.  $BZIP2 and $BZIP hold default flags; $GPBZIP2_GPU sets --gpu.");
+  gpu_option = app.add_option("--gpu", gpu)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  progress = app.add_flag("--progress");
+  exponential = app.add_flag("--exponential");
+  rep_best = app.add_flag("--repetitive-best");
+  rep_fast = app.add_flag("--repetitive-fast");
+  app.add_option("FILE", files);
+}
+
+// bzip2's --help with this program's names, then the options bzip2 does not have.
+std::string usage_text(const std::string& prog) {
+  return "gpbzip2, a parallel bzip2-compatible file compressor.  Version " GPBZIP2_VERSION ".\n"
+         "\n"
+         "   usage: " + prog + " [flags and input files in any order]\n"
+         "\n"
+         "   -h --help           print this message\n"
+         "   -d --decompress     force decompression\n"
+         "   -z --compress       force compression\n"
+         "   -k --keep           keep (don't delete) input files\n"
+         "   -f --force          overwrite existing output files\n"
+         "   -t --test           test compressed file integrity\n"
+         "   -c --stdout         output to standard out\n"
+         "   -q --quiet          suppress noncritical error messages\n"
+         "   -v --verbose        be verbose (a 2nd -v gives more)\n"
+         "   -L --license        display software version & license\n"
+         "   -V --version        display software version, build & GPUs\n"
+         "   -s --small          compress with 200k blocks at most\n"
+         "   -1 .. -9            set block size to 100k .. 900k\n"
+         "   --fast              alias for -1\n"
+         "   --best              alias for -9\n"
+         "\n"
+         "   -n --threads=N      use N compute threads (default: one per core)\n"
+         "   --gpu=MODE          auto: a GPU for large inputs only (the default),\n"
+         "                       on: a GPU or exit 1, off: no GPU\n"
+         "   --progress          show progress even if stderr is not a terminal\n"
+         "                       (there as one line a second)\n"
+         "\n"
+         "   If invoked as `gpbzip2', default action is to compress.\n"
+         "              as `gpbunzip2', default action is to decompress.\n"
+         "              as `gpbzcat', default action is to decompress to stdout.\n"
+         "\n"
+         "   If no file names are given, gpbzip2 compresses or decompresses\n"
+         "   from standard input to standard output.  You can combine\n"
+         "   short flags, so `-v -4' means the same as -v4 or -4v, &c.\n"
+         "   $BZIP2 and $BZIP hold default flags, $GPBZIP2_GPU the --gpu mode.\n"
+         "\n";
 }
 
 // bzip2 splits $BZIP2 and $BZIP at white space; every word counts as if typed first.
@@ -150,7 +173,7 @@ Split split_arguments(const Model& m, const std::vector<std::string>& words) {
 }
 
 [[noreturn]] void usage_exit(Model& m, int code) {
-  std::fputs(m.app.help().c_str(), stderr);
+  std::fputs(usage_text(m.app.get_name()).c_str(), stderr);
   std::exit(code);
 }
 
@@ -163,7 +186,7 @@ Split split_arguments(const Model& m, const std::vector<std::string>& words) {
 void apply(Model& m, const CLI::Option* o, Options& opts) {
   if (o == m.help) usage_exit(m, 0);
   if (o == m.license || o == m.version) {
-    std::fputs(version_text().c_str(), stderr);
+    std::fputs((o == m.license ? license_text() : version_text()).c_str(), stderr);
     std::exit(0);
   }
   if (o == m.compress) opts.op = OpMode::Compress;
@@ -182,6 +205,24 @@ void apply(Model& m, const CLI::Option* o, Options& opts) {
     say("--%s is redundant in versions 0.9.5 and above", o->get_lnames().front().c_str());
   for (int i = 1; i <= 9; i++)
     if (o == m.level[i]) opts.level = i;
+}
+
+// --gpu, else $GPBZIP2_GPU (when not empty), else auto. A bad value is reported with
+// where it came from: the variable may have been set long before.
+GpuMode gpu_mode(const Model& m) {
+  std::string where = "--gpu", value = m.gpu;
+  if (m.gpu_option->count() == 0) {
+    const char* env = std::getenv("GPBZIP2_GPU");
+    if (!env || !*env) return GpuMode::Auto;
+    where = "GPBZIP2_GPU";
+    value = env;
+  }
+  if (value == "auto") return GpuMode::Auto;
+  if (value == "on") return GpuMode::On;
+  if (value == "off") return GpuMode::Off;
+  say("%s=%s: the GPU mode is auto, on or off", where.c_str(), value.c_str());
+  say("For help, type: `%s --help'.", program_name().c_str());
+  std::exit(1);
 }
 
 bool name_has(const std::string& name, const char* lower, const char* upper) {
@@ -231,7 +272,7 @@ Options parse_command_line(int argc, char** argv) {
   if (!s.bad_long.empty()) bad_flag(m, s.bad_long);
 
   opts.threads = m.threads;
-  opts.gpu = m.gpu == "on" ? GpuMode::On : m.gpu == "off" ? GpuMode::Off : GpuMode::Auto;
+  opts.gpu = gpu_mode(m);
   opts.verbosity = std::min(opts.verbosity, 4);
   if (opts.op == OpMode::Compress && opts.small) opts.level = std::min(opts.level, 2);
   if (opts.op == OpMode::Test && opts.src == SrcMode::FilesToStdout) {

@@ -38,15 +38,15 @@ const uint8_t* find_run4(const uint8_t* p, const uint8_t* e) {
 }  // namespace
 
 BlockReader::BlockReader(Source& src, int level)
-    : src_(src), limit_(format::block_limit(level)), buf_(kBufferSize) {}
+    : src_(src), limit_(format::block_limit(level)), buf_(new uint8_t[kBufferSize]) {}
 
 void BlockReader::fill_lookahead() {
   if (eof_ || end_ - pos_ > kLookahead) return;
-  std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+  std::memmove(buf_.get(), buf_.get() + pos_, end_ - pos_);
   end_ -= pos_;
   pos_ = 0;
   while (!eof_ && end_ <= kLookahead) {
-    size_t got = src_.read(buf_.data() + end_, buf_.size() - end_);
+    size_t got = src_.read(buf_.get() + end_, kBufferSize - end_);
     eof_ = got == 0;
     end_ += got;
   }
@@ -56,41 +56,50 @@ void BlockReader::fill_lookahead() {
 // between runs of four or more. bzip2 closes a block when a run written fills it; the
 // byte that ended that run starts the next block.
 bool BlockReader::next(RawBlock& out) {
-  out.data.resize(size_t(limit_) + 8);
-  uint8_t* const base = out.data.data();
-  uint8_t* const full = base + limit_;
-  uint8_t* w = base;
+  // A new buffer grows (doubling) with the block, so that a small input neither zeroes nor
+  // faults in a whole block's worth of memory; a recycled one starts at its old size.
+  const size_t most = size_t(limit_) + 8;
+  out.data.resize(std::min(out.data.capacity(), most));
+  const size_t full = size_t(limit_);
+  size_t w = 0;
+  auto room_for = [&](size_t more) {
+    if (w + more > out.data.size())
+      out.data.resize(std::min(most, std::max(w + more, 2 * out.data.size())));
+  };
   uint64_t consumed = 0;
   for (;;) {
     fill_lookahead();
     if (pos_ == end_) break;
-    const uint8_t* const buf = buf_.data();
+    const uint8_t* const buf = buf_.get();
     const uint8_t* p = buf + pos_;
     const uint8_t* const e = buf + end_;
     // Beyond `scan_end` a run could continue past the buffer; wait for more input.
     const uint8_t* scan_end = eof_ ? (e - p >= 3 ? e - 3 : p) : e - kLookahead;
     const uint8_t* run = find_run4(p, scan_end);
     if (run == scan_end && eof_) run = e;
-    size_t literal = size_t(run - p), room = size_t(full - w);
+    size_t literal = size_t(run - p), room = full - w;
     if (literal >= room) {
       // The block fills inside the literal stretch: at the end of the short run that
       // crosses the limit.
       const uint8_t* cut = p + room;
       while (cut < e && cut[0] == cut[-1]) cut++;
-      std::memcpy(w, p, size_t(cut - p));
-      w += cut - p;
+      room_for(size_t(cut - p));
+      std::memcpy(out.data.data() + w, p, size_t(cut - p));
+      w += size_t(cut - p);
       consumed += uint64_t(cut - p);
       pos_ = size_t(cut - buf);
       break;
     }
-    std::memcpy(w, p, literal);
+    room_for(literal + 5);
+    uint8_t* const block = out.data.data();
+    std::memcpy(block + w, p, literal);
     w += literal;
     p = run;
     if (run < scan_end) {
       const uint8_t* q = run + 4;
       while (q < e && *q == *run && q - run < 255) q++;
-      std::memset(w, *run, 4);
-      w[4] = uint8_t(q - run - 4);
+      std::memset(block + w, *run, 4);
+      block[w + 4] = uint8_t(q - run - 4);
       w += 5;
       p = q;
     }
@@ -98,8 +107,8 @@ bool BlockReader::next(RawBlock& out) {
     pos_ = size_t(p - buf);
     if (w >= full) break;
   }
-  if (w == base) return false;
-  out.data.resize(size_t(w - base));
+  if (w == 0) return false;
+  out.data.resize(w);
   out.index = next_index_++;
   out.input_bytes = consumed;
   consumed_ += consumed;

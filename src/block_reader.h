@@ -2,6 +2,7 @@
 // run-length encoding (4..255 equal bytes become 4 bytes and a count byte).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "io.h"
@@ -22,13 +23,16 @@ class BlockReader {
   bool next(RawBlock& out);
   // Input bytes consumed into blocks so far.
   uint64_t bytes_read() const { return consumed_; }
+  // True once the input is known to be exhausted: no block follows. (False does not
+  // promise one: the input may end just where a block filled.)
+  bool at_end() const { return eof_ && pos_ == end_; }
 
  private:
   void fill_lookahead();
 
   Source& src_;
   int32_t limit_;
-  std::vector<uint8_t> buf_;
+  std::unique_ptr<uint8_t[]> buf_;  // left unwritten: a small input touches a page of it
   size_t pos_ = 0, end_ = 0;
   bool eof_ = false;
   uint64_t next_index_ = 0;

@@ -40,6 +40,23 @@ uint64_t gpu_worth_bytes(int threads) {
   return uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
 }
 
+// An input of one block (a small file) is compressed by the calling thread, so that small
+// files compressed one after another (find -exec) pay for no thread starts and no
+// hand-offs between threads.
+StreamTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions& opts) {
+  StreamWriter writer(out, opts.level);
+  StreamTotals totals;
+  if (any) {
+    BlockCompressor compressor;
+    writer.add(compressor.compress(job));
+    totals.bytes_in = job.raw.input_bytes;
+    if (opts.progress) opts.progress(totals.bytes_in, writer.bytes_written());
+  }
+  writer.finish();
+  totals.bytes_out = writer.bytes_written();
+  return totals;
+}
+
 }  // namespace
 
 int default_thread_count() { return int(std::max(1u, std::thread::hardware_concurrency())); }
@@ -47,6 +64,12 @@ int default_thread_count() { return int(std::max(1u, std::thread::hardware_concu
 StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
     throw Error(ErrorKind::Internal, "compression level out of range");
+  BlockReader reader(in, opts.level);
+  Job job;
+  bool more = reader.next(job.raw);
+  // GpuMode::On sorts on the GPU whatever the size.
+  if (reader.at_end() && opts.gpu != GpuMode::On) return compress_alone(job, more, out, opts);
+
   const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
   // GPU stations raise the bounds by their batch capacity once found.
   WorkQueue queue(size_t(2 * threads + 2), threads);
@@ -81,23 +104,26 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
       queue.abort(std::current_exception());
     }
   });
+  // A station starts with each block read until there are `threads`: an input of a few
+  // blocks starts no more threads than it can use.
   std::vector<std::thread> stations;
-  for (int t = 0; t < threads; t++)
+  auto start_station = [&] {
     stations.emplace_back(opts.gpu == GpuMode::Off || !built_with_cuda() ? run_cpu_station
                                                                          : run_cpu_station_nicer,
                           std::ref(queue));
+  };
 
   uint64_t blocks = 0;
   try {
-    BlockReader reader(in, opts.level);
-    for (;;) {
-      Job job;
-      job.raw.data = queue.spare_buffer();
-      if (!reader.next(job.raw)) break;
+    while (more) {
       if (!queue.push_raw(std::move(job))) break;
       blocks++;
+      if (stations.size() < size_t(threads)) start_station();
       if (!gpu_started && opts.gpu == GpuMode::Auto && reader.bytes_read() >= gpu_after)
         start_gpu();
+      job = Job();
+      job.raw.data = queue.spare_buffer();
+      more = reader.next(job.raw);
     }
   } catch (...) {
     queue.abort(std::current_exception());

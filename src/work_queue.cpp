@@ -63,16 +63,15 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
            (input_closed_ && at_gpu_ == 0 && raw_.empty());
   });
   if (error_) return std::nullopt;
-  if (!sorted_.empty()) {
-    Job job = std::move(sorted_.front());
-    sorted_.pop_front();
-    return job;
+  const bool raw = sorted_.empty();
+  std::deque<Job>& from = raw ? raw_ : sorted_;
+  if (from.empty()) return std::nullopt;
+  std::optional<Job> job(std::move(from.front()));
+  from.pop_front();
+  if (raw) {
+    raw_bytes_ -= job->raw.data.size();
+    cpu_raw_started_[job->raw.index] = {Clock::now(), job->raw.data.size()};
   }
-  if (raw_.empty()) return std::nullopt;
-  Job job = std::move(raw_.front());
-  raw_.pop_front();
-  raw_bytes_ -= job.raw.data.size();
-  cpu_raw_started_[job.raw.index] = {Clock::now(), job.raw.data.size()};
   return job;
 }
 

@@ -9,6 +9,7 @@
 set -u
 GP=$(realpath "$1")
 GEN=$(realpath "$2")
+SRC=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")  # the source tree: README, LICENSE, man page
 command -v bzip2 >/dev/null || { echo "SKIP: bzip2 not installed"; exit 77; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpbzip2-cli.XXXXXX")

@@ -1,0 +1,69 @@
+// compress_stream starts only the threads an input can use: a one-block input (a small
+// file) is compressed by the calling thread, and no more stations start than there are
+// blocks. Threads are counted in /proc/self/status from the progress callback, which
+// runs after each block is written.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "format.h"
+#include "generators.h"
+#include "test_helpers.h"
+
+namespace {
+
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  FAIL("no Threads: line in /proc/self/status");
+  return -1;
+}
+
+struct Watched {
+  int most_extra_threads = 0;  // beyond those running before the call
+  bool called_back_on_caller = true;
+};
+
+Watched compress_watching(const std::vector<uint8_t>& in, int level, int threads) {
+  Watched w;
+  const auto caller = std::this_thread::get_id();
+  const int before = process_threads();
+  gpbzip2::MemorySource src(in);
+  gpbzip2::VectorSink sink;
+  gpbzip2::CompressOptions o;
+  o.level = level;
+  o.threads = threads;
+  o.gpu = gpbzip2::GpuMode::Off;
+  o.progress = [&](uint64_t, uint64_t) {
+    w.most_extra_threads = std::max(w.most_extra_threads, process_threads() - before);
+    if (std::this_thread::get_id() != caller) w.called_back_on_caller = false;
+  };
+  gpbzip2::compress_stream(src, sink, o);
+  REQUIRE(sink.data == testing::bzip2_reference(in, level));
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("a one-block input is compressed by the calling thread alone", "[threads]") {
+  const size_t limit = size_t(gpbzip2::format::block_limit(1));
+  for (size_t n : {size_t(1), size_t(29), size_t(5000), limit}) {
+    INFO(n << " bytes");
+    Watched w = compress_watching(gpbzip2::corpus::generate("random", n, 3), 1, 16);
+    REQUIRE(w.called_back_on_caller);
+    REQUIRE(w.most_extra_threads == 0);
+  }
+}
+
+TEST_CASE("no more compute threads start than there are blocks", "[threads]") {
+  // Three blocks at -1: a writer and at most three stations, not sixteen.
+  const size_t limit = size_t(gpbzip2::format::block_limit(1));
+  Watched w = compress_watching(gpbzip2::corpus::generate("random", 2 * limit + 1000, 4), 1, 16);
+  REQUIRE_FALSE(w.called_back_on_caller);
+  REQUIRE(w.most_extra_threads >= 2);
+  REQUIRE(w.most_extra_threads <= 4);
+}
