@@ -60,10 +60,12 @@ TEST_CASE("a one-block input is compressed by the calling thread alone", "[threa
 }
 
 TEST_CASE("no more compute threads start than there are blocks", "[threads]") {
-  // Three blocks at -1: a writer and at most three stations, not sixteen.
+  // Three blocks at -1: a writer and at most three stations, not sixteen. (How many are
+  // alive at a callback depends on timing: stations may not have started or may be done;
+  // the writer, which makes the callback, always is.)
   const size_t limit = size_t(gpbzip2::format::block_limit(1));
   Watched w = compress_watching(gpbzip2::corpus::generate("random", 2 * limit + 1000, 4), 1, 16);
   REQUIRE_FALSE(w.called_back_on_caller);
-  REQUIRE(w.most_extra_threads >= 2);
+  REQUIRE(w.most_extra_threads >= 1);
   REQUIRE(w.most_extra_threads <= 4);
 }

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Decompression on the GPU machine's CPUs: silesia-7x4, silesia-7x16 and a source tar,
+# each compressed at -9 (by gpbzip2, whose bytes are bzip2's: checked on silesia-7), then
+# decompressed by gpbzip2 -n16 and lbzip2 -n16 in two interleaved rounds of best of 3
+# (peak RSS of the best run), pbzip2 and bzip2 once on silesia-7x4, and gpbzip2 and
+# lbzip2 at 1, 4 and 8 threads on silesia-7. Built elsewhere and carried, as run.sh:
+#   bench/gpu/decompress.sh CARRY TAR OUTDIR
+#   CARRY/bin/gpbzip2  CARRY/lib (libdivsufsort)  CARRY/x/usr/bin/{lbzip2,pbzip2}
+#   CARRY/silesia7.xz  the seven Silesia files concatenated;  TAR: the source tar
+set -u
+carry=$(realpath "$1")
+tar=$(realpath "$2")
+out=$3
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+gp=$carry/bin/gpbzip2 lb=$carry/x/usr/bin/lbzip2 pb=$carry/x/usr/bin/pbzip2
+work=/tmp/gpdecompress
+mkdir -p $work
+xz -dc "$carry/silesia7.xz" >$work/s7
+for i in 1 2 3 4; do cat $work/s7; done >$work/s7x4
+for i in 1 2 3 4; do cat $work/s7x4; done >$work/s7x16
+cp "$tar" $work/tar
+bzip2 -9 -c $work/s7 >$work/s7.bz2
+for f in s7x4 s7x16 tar; do $gp -9 -c $work/$f >$work/$f.bz2; done
+$gp -9 -c $work/s7 | cmp -s - $work/s7.bz2 || { echo "gpbzip2 -9 differs from bzip2 -9" >&2; exit 1; }
+if [ -x /usr/bin/time ]; then rss="/usr/bin/time -f %M -o $work/rss"; else rss=; echo 0 >$work/rss; fi
+# best RUNS CMD...: "seconds MB" of the fastest run; its output in $work/out
+best() {
+  local runs=$1 b="" m=""
+  shift
+  for ((r = 0; r < runs; r++)); do
+    local t0=$(date +%s.%N)
+    $rss "$@" >$work/out
+    local t1=$(date +%s.%N)
+    local s=$(python3 -c "print(round($t1 - $t0, 3))")
+    if [ -z "$b" ] || python3 -c "import sys; sys.exit(0 if $s < $b else 1)"; then
+      b=$s
+      m=$(($(tail -1 $work/rss) / 1024))
+    fi
+  done
+  echo "$b $m"
+}
+{
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+  echo "- files: compressed at -9, bytes identical to bzip2 -9's"
+  echo
+  echo "| input | tool | seconds (best of 3, two rounds) | MB/s of output | peak RSS MB |"
+  echo "|---|---|---:|---:|---:|"
+  for f in s7x4 s7x16 tar; do
+    n=$(stat -c %s $work/$f)
+    for round in 1 2; do
+      for t in "gpbzip2 -d -n16:$gp -d -n16" "lbzip2 -d -n16:$lb -d -n16"; do
+        read -r s m < <(best 3 ${t#*:} -c $work/$f.bz2)
+        cmp -s $work/out $work/$f || echo "| $f | ${t%%:*} | OUTPUT DIFFERS | | |"
+        echo "| $f | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+      done
+    done
+  done
+  n=$(stat -c %s $work/s7x4)
+  for t in "pbzip2 -d -p16:$pb -d -p16" "bzip2 -d:bzip2 -d"; do
+    read -r s m < <(best 1 ${t#*:} -c $work/s7x4.bz2)
+    echo "| s7x4 | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+  done
+  n=$(stat -c %s $work/s7)
+  for k in 1 4 8; do
+    for t in "gpbzip2 -d -n$k:$gp -d -n$k" "lbzip2 -d -n$k:$lb -d -n$k"; do
+      read -r s m < <(best 3 ${t#*:} -c $work/s7.bz2)
+      echo "| s7 | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+    done
+  done
+} | tee "$out/decompress.md"
