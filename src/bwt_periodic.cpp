@@ -5,7 +5,9 @@
 // its work budget (bzip2_main_sort.cpp); the rest go to its fallback sort, a
 // Manber-Myers style doubling whose buckets are split by a three-way quicksort with a
 // fixed pseudo-random pivot sequence. That sort is followed here on the one bucket that
-// holds rotation 0, with the keys it would see read off the sorted rotations of u.
+// holds rotation 0, with the keys it would see read off the sorted rotations of u. The
+// steps and constants are bzip2's (blocksort.c, bzip2 1.0.8, Julian Seward, BSD-style
+// licence), written anew here.
 #include <algorithm>
 #include <vector>
 

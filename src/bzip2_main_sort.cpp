@@ -6,6 +6,8 @@
 // budget of 9 per byte (work factor 30) each 8 positions; past it bzip2 abandons the sort
 // for its fallback. Equal rotations compare to the end of the block, so most periodic
 // blocks exhaust the budget, and a bound tells most of those apart before any sorting.
+// The algorithm and its constants are bzip2's (blocksort.c, bzip2 1.0.8, Julian Seward,
+// BSD-style licence); this is our own code for the same steps, which the bytes require.
 #include <algorithm>
 #include <array>
 #include <climits>
