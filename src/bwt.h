@@ -12,7 +12,7 @@ struct BwtResult {
 
 // Scratch memory reused from block to block by one thread.
 struct BwtWorkspace {
-  std::vector<uint8_t> text;  // the block twice, so that any rotation is contiguous
+  std::vector<uint8_t> text;  // the last byte, then the block twice: any rotation is contiguous
   std::vector<int32_t> sa;
   std::vector<int32_t> aux;
 };
