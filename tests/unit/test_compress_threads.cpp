@@ -32,18 +32,11 @@ Watched compress_watching(const std::vector<uint8_t>& in, int level, int threads
   Watched w;
   const auto caller = std::this_thread::get_id();
   const int before = process_threads();
-  gpbzip2::MemorySource src(in);
-  gpbzip2::VectorSink sink;
-  gpbzip2::CompressOptions o;
-  o.level = level;
-  o.threads = threads;
-  o.gpu = gpbzip2::GpuMode::Off;
-  o.progress = [&](uint64_t, uint64_t) {
+  auto out = testing::gp_compress(in, level, threads, [&](uint64_t, uint64_t) {
     w.most_extra_threads = std::max(w.most_extra_threads, process_threads() - before);
     if (std::this_thread::get_id() != caller) w.called_back_on_caller = false;
-  };
-  gpbzip2::compress_stream(src, sink, o);
-  REQUIRE(sink.data == testing::bzip2_reference(in, level));
+  });
+  REQUIRE(out == testing::bzip2_reference(in, level));
   return w;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -46,13 +47,16 @@ inline std::vector<uint8_t> bzip2_decompress(const std::vector<uint8_t>& in, siz
   return out;
 }
 
-inline std::vector<uint8_t> gp_compress(const std::vector<uint8_t>& in, int level, int threads = 2) {
+inline std::vector<uint8_t> gp_compress(
+    const std::vector<uint8_t>& in, int level, int threads = 2,
+    std::function<void(uint64_t, uint64_t)> progress = {}) {
   gpbzip2::MemorySource src(in);
   gpbzip2::VectorSink sink;
   gpbzip2::CompressOptions o;
   o.level = level;
   o.threads = threads;
   o.gpu = gpbzip2::GpuMode::Off;
+  o.progress = std::move(progress);
   gpbzip2::compress_stream(src, sink, o);
   return sink.data;
 }
