@@ -44,7 +44,7 @@ bzip2: For help, type: \`bzip2 --help'\.
   last=$(tr '\r' '\n' <prog.tty | grep -v '^ *$' | tail -1)
   expect_match "$last" "^  long: +[0-9.]+:1, .* saved, 20000000 in, [0-9]+ out\." "-v line after the meter"
   if (((t1 - t0) / 1000000 > 1500)); then
-    expect_match "$(tr '\r' '\n' <prog.tty)" "  long: +[0-9.]+%, [0-9.]+ MB/s, [0-9]+:[0-9][0-9] left" "progress line on a terminal"
+    expect_match "$(tr '\r' '\n' <prog.tty)" "  long: +[0-9.]+%, in [0-9.]+ MB/s, out [0-9.]+ MB/s, [0-9]+:[0-9][0-9] left" "progress line on a terminal"
   else
     echo "note: compression too fast for the progress line to be due; not checked"
   fi
