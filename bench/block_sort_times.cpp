@@ -13,10 +13,10 @@
 #include <cstring>
 #include <vector>
 
-#include "block_reader.h"
-#include "bwt.h"
-#include "error.h"
-#include "io.h"
+#include "compress/block_reader.h"
+#include "compress/bwt.h"
+#include "common/error.h"
+#include "common/io.h"
 
 namespace {
 

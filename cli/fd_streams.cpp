@@ -6,7 +6,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "error.h"
+#include "common/error.h"
 
 namespace gpbzip2::cli {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "io.h"
+#include "common/io.h"
 
 namespace gpbzip2::cli {
 

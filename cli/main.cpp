@@ -6,7 +6,7 @@
 #include <string>
 
 #include "file_ops.h"
-#include "gpu.h"
+#include "common/gpu.h"
 #include "messages.h"
 #include "operations.h"
 #include "options.h"

@@ -4,7 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "gpu.h"
+#include "common/gpu.h"
 
 namespace gpbzip2::cli {
 namespace {

@@ -3,7 +3,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include "gpu_bwt.h"
+#include "compress/gpu_bwt.h"
 
 namespace gpbzip2 {
 

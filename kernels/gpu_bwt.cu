@@ -21,7 +21,7 @@
 #include <cstring>
 
 #include "cuda_check.h"
-#include "gpu_bwt.h"
+#include "compress/gpu_bwt.h"
 
 namespace gpbzip2 {
 namespace {

@@ -1,6 +1,6 @@
 // Which GPUs this process may use.
 #include "cuda_check.h"
-#include "gpu.h"
+#include "common/gpu.h"
 
 namespace gpbzip2 {
 

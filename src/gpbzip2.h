@@ -4,8 +4,8 @@
 #include <functional>
 #include <string>
 
-#include "error.h"
-#include "io.h"
+#include "common/error.h"
+#include "common/io.h"
 
 namespace gpbzip2 {
 

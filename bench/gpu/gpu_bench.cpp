@@ -24,12 +24,12 @@
 #include <thread>
 #include <vector>
 
-#include "block_reader.h"
-#include "cpu_station.h"
-#include "format.h"
+#include "compress/block_reader.h"
+#include "compress/cpu_station.h"
+#include "common/format.h"
 #include "gpbzip2.h"
-#include "gpu.h"
-#include "gpu_bwt.h"
+#include "common/gpu.h"
+#include "compress/gpu_bwt.h"
 
 using namespace gpbzip2;
 using Clock = std::chrono::steady_clock;

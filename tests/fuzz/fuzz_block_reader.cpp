@@ -3,8 +3,8 @@
 // and byte counts, whatever the data and however the source splits its reads.
 #include <array>
 
-#include "block_reader.h"
-#include "format.h"
+#include "compress/block_reader.h"
+#include "common/format.h"
 #include "fuzz_common.h"
 
 namespace {
@@ -15,7 +15,7 @@ struct ModelBlock {
   uint64_t input_bytes = 0;
 };
 
-// CRC-32 with bzip2's polynomial, MSB first, written independently of src/crc32.
+// CRC-32 with bzip2's polynomial, MSB first, written independently of src/common/crc32.
 uint32_t crc_step(uint32_t crc, uint8_t b) {
   static const std::array<uint32_t, 256> table = [] {
     std::array<uint32_t, 256> t{};

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "io.h"
+#include "common/io.h"
 
 namespace fuzz {
 

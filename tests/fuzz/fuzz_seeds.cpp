@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "format.h"
+#include "common/format.h"
 #include "fuzz_common.h"
 #include "generators.h"
 

@@ -8,11 +8,11 @@
 #include <string>
 
 #include "../unit/test_helpers.h"
-#include "block_reader.h"
-#include "format.h"
+#include "compress/block_reader.h"
+#include "common/format.h"
 #include "generators.h"
-#include "gpu.h"
-#include "gpu_bwt.h"
+#include "common/gpu.h"
+#include "compress/gpu_bwt.h"
 
 using namespace gpbzip2;
 

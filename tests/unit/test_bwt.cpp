@@ -8,7 +8,7 @@
 #include <random>
 #include <string>
 
-#include "bwt.h"
+#include "compress/bwt.h"
 #include "test_helpers.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // Whole-stream output must equal what bzip2 writes, byte for byte, at every level.
 #include <catch2/catch.hpp>
 
-#include "format.h"
+#include "common/format.h"
 #include "generators.h"
 #include "test_helpers.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "format.h"
+#include "common/format.h"
 #include "generators.h"
 #include "test_helpers.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "block_scanner.h"
+#include "decompress/block_scanner.h"
 #include "generators.h"
 #include "test_helpers.h"
 

@@ -6,8 +6,8 @@
 #include <random>
 #include <string>
 
-#include "block_decoder.h"
-#include "bwt.h"
+#include "decompress/block_decoder.h"
+#include "compress/bwt.h"
 #include "generators.h"
 
 using gpbzip2::BlockDecoder;

@@ -6,11 +6,11 @@
 #include <numeric>
 #include <random>
 
-#include "bit_writer.h"
-#include "block_scanner.h"
-#include "crc32.h"
-#include "decode_rand_table.h"
-#include "format.h"
+#include "common/bit_writer.h"
+#include "decompress/block_scanner.h"
+#include "common/crc32.h"
+#include "common/rand_table.h"
+#include "common/format.h"
 #include "test_helpers.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "block_reader.h"
-#include "format.h"
+#include "compress/block_reader.h"
+#include "common/format.h"
 #include "generators.h"
 #include "test_helpers.h"
 

@@ -8,9 +8,9 @@
 #include <numeric>
 #include <optional>
 
-#include "bit_writer.h"
-#include "decode_rand_table.h"
-#include "format.h"
+#include "common/bit_writer.h"
+#include "common/rand_table.h"
+#include "common/format.h"
 #include "gpbzip2.h"
 #include "test_helpers.h"
 

@@ -4,12 +4,12 @@
 
 #include <random>
 
-#include "bit_writer.h"
-#include "block_reader.h"
-#include "crc32.h"
-#include "format.h"
+#include "common/bit_writer.h"
+#include "compress/block_reader.h"
+#include "common/crc32.h"
+#include "common/format.h"
 #include "generators.h"
-#include "huffman.h"
+#include "compress/huffman.h"
 
 extern "C" void BZ2_hbMakeCodeLengths(unsigned char* len, int* freq, int alpha, int max_len);
 

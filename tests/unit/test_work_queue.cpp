@@ -5,7 +5,7 @@
 #include <chrono>
 #include <future>
 
-#include "work_queue.h"
+#include "compress/work_queue.h"
 
 using gpbzip2::CodedBlock;
 using gpbzip2::Job;

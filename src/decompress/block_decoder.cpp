@@ -8,9 +8,9 @@
 #include <cstring>
 #include <new>
 
-#include "bit_reader.h"
-#include "crc32.h"
-#include "decode_rand_table.h"
+#include "common/bit_reader.h"
+#include "common/crc32.h"
+#include "common/rand_table.h"
 
 namespace gpbzip2 {
 

@@ -9,7 +9,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "format.h"
+#include "common/format.h"
 #include "huffman.h"
 
 namespace gpbzip2 {

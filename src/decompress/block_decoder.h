@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace gpbzip2 {
 

@@ -1,7 +1,7 @@
 #include "stream_writer.h"
 
-#include "crc32.h"
-#include "format.h"
+#include "common/crc32.h"
+#include "common/format.h"
 
 namespace gpbzip2 {
 

@@ -15,11 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "bit_reader.h"
+#include "common/bit_reader.h"
 #include "block_decoder.h"
 #include "block_scanner.h"
-#include "crc32.h"
-#include "format.h"
+#include "common/crc32.h"
+#include "common/format.h"
 #include "gpbzip2.h"
 
 namespace gpbzip2 {

@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "error.h"
+#include "common/error.h"
 
 namespace gpbzip2 {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "format.h"
+#include "common/format.h"
 
 namespace gpbzip2 {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bit_writer.h"
+#include "common/bit_writer.h"
 
 namespace gpbzip2 {
 

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 
-#include "bit_reader.h"
-#include "format.h"
+#include "common/bit_reader.h"
+#include "common/format.h"
 
 namespace gpbzip2 {
 

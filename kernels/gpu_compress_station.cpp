@@ -9,10 +9,10 @@
 #include <mutex>
 #include <set>
 
-#include "format.h"
-#include "gpu.h"
-#include "gpu_bwt.h"
-#include "work_queue.h"
+#include "common/format.h"
+#include "common/gpu.h"
+#include "compress/gpu_bwt.h"
+#include "compress/work_queue.h"
 
 namespace gpbzip2 {
 namespace {

@@ -8,8 +8,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "crc32.h"
-#include "format.h"
+#include "common/crc32.h"
+#include "common/format.h"
 
 namespace gpbzip2 {
 namespace {

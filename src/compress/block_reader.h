@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "io.h"
+#include "common/io.h"
 
 namespace gpbzip2 {
 

@@ -7,9 +7,9 @@
 
 #include "block_reader.h"
 #include "cpu_station.h"
-#include "format.h"
+#include "common/format.h"
 #include "gpbzip2.h"
-#include "gpu.h"
+#include "common/gpu.h"
 #include "stream_writer.h"
 
 namespace gpbzip2 {

@@ -2,8 +2,8 @@
 #pragma once
 #include <cstdint>
 
-#include "bit_writer.h"
-#include "io.h"
+#include "common/bit_writer.h"
+#include "common/io.h"
 #include "work_queue.h"
 
 namespace gpbzip2 {
