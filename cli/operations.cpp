@@ -325,6 +325,8 @@ void decompress_one(const std::string* name) {
   Notices notices;
   DecompressOptions dopts;
   dopts.threads = o.threads;
+  dopts.gpu = o.gpu;
+  dopts.input_size = input_size(job.in_fd);
   dopts.progress = [&](uint64_t i, uint64_t w) { meter.update(i, w); };
   dopts.notice = notices.callback();
   bool is_bzip2 = true;
@@ -404,7 +406,11 @@ void test_one(const std::string* name) {
   ProgressMeter meter(o.progress, noisy(), job.in_name, input_size(job.in_fd));
   DecompressOptions dopts;
   dopts.threads = o.threads;
+  dopts.gpu = o.gpu;
+  dopts.input_size = input_size(job.in_fd);
   dopts.progress = [&](uint64_t i, uint64_t w) { meter.update(i, w); };
+  Notices notices;
+  dopts.notice = notices.callback();
   const char* problem = nullptr;
   std::string detail;
   bool garbage = false;
@@ -437,6 +443,7 @@ void test_one(const std::string* name) {
       say("%s: trailing garbage after EOF ignored", job.in_name.c_str());
   }
   if (verbosity() >= 1) close_file_line("ok");
+  notices.show(job.in_name);
 }
 
 void start_run(const Options& opts) {

@@ -20,34 +20,17 @@
 #include <chrono>
 #include <cstring>
 
+#include "batch.cuh"
 #include "cuda_check.h"
 #include "compress/gpu_bwt.h"
 
 namespace gpbzip2 {
 namespace {
 
-constexpr int kThreads = 256;
 // Bits of a position in a block: blocks are under 2^20 bytes (900 kB at -9).
 constexpr int kBlockBits = 20;
 // No rank yet (ranks are positions in a batch of at most 2^24 bytes).
 constexpr uint32_t kNoRank = ~0u;
-
-unsigned grid_for(uint32_t n) { return unsigned((n + kThreads - 1) / kThreads); }
-
-// Bits needed to write x (bit_width, which C++17 lacks).
-int bit_width(uint32_t x) { return x ? 32 - __builtin_clz(x) : 0; }
-
-// The block holding global position i: start[] is strictly increasing, start[count] is
-// the total.
-__device__ uint32_t block_of(const uint32_t* start, uint32_t count, uint32_t i) {
-  uint32_t lo = 0, hi = count;
-  while (hi - lo > 1) {
-    uint32_t mid = (lo + hi) / 2;
-    if (start[mid] <= i) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
 
 // Key: the block id, the rotation's first `nbytes` bytes (read cyclically), and below
 // them its position in the block (`shift` bits), which the sort carries along unsorted.
@@ -193,28 +176,15 @@ struct SettleOutput {
   }
 };
 
-template <typename T>
-T* device_alloc(size_t count) {
-  void* p = nullptr;
-  CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
-  return static_cast<T*>(p);
-}
-
-template <typename T>
-T* host_alloc(size_t count) {
-  void* p = nullptr;
-  CUDA_CHECK(cudaMallocHost(&p, std::max<size_t>(count, 1) * sizeof(T)));
-  return static_cast<T*>(p);
-}
-
 }  // namespace
 
 struct GpuBwt::Impl {
+  explicit Impl(int d) : device(d), mem(d) {}
   int device = 0;
   size_t max_bytes = 0;
   uint32_t max_blocks = 0;
+  GpuMemory mem;
   cudaStream_t stream = nullptr;
-  std::vector<void*> device_mem, host_mem;
 
   uint8_t *text, *last, *periodic;
   // keys[]: sort keys and the packed active set. A round's keys go into the one the
@@ -230,25 +200,10 @@ struct GpuBwt::Impl {
   uint32_t *h_start, *h_orig_ptr;
   Settled* h_tail;
 
-  template <typename T>
-  T* dev(size_t count) {
-    T* p = device_alloc<T>(count);
-    device_mem.push_back(p);
-    return p;
-  }
-  template <typename T>
-  T* host(size_t count) {
-    T* p = host_alloc<T>(count);
-    host_mem.push_back(p);
-    return p;
-  }
-
   ~Impl() {
-    // Errors here only mean the device is already gone.
+    // Errors here only mean the device is already gone; mem frees the buffers after.
     cudaSetDevice(device);
     if (stream) cudaStreamSynchronize(stream);
-    for (void* p : device_mem) cudaFree(p);
-    for (void* p : host_mem) cudaFreeHost(p);
     if (stream) cudaStreamDestroy(stream);
   }
 
@@ -287,11 +242,10 @@ struct GpuBwt::Impl {
   }
 };
 
-GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Impl) {
+GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Impl(device)) {
   Impl& g = *impl_;
   // A doubling round's key holds a rank in the batch and two positions in a block.
   if (max_bytes > (size_t(1) << (64 - 2 * kBlockBits))) throw GpuError("batch too large");
-  g.device = device;
   g.max_bytes = max_bytes;
   g.max_blocks = max_blocks;
   CUDA_CHECK(cudaSetDevice(device));
@@ -300,30 +254,30 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) cudaGetLastError();
   CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
   size_t n = max_bytes;
-  g.text = g.dev<uint8_t>(n);
-  g.last = g.dev<uint8_t>(n);
-  g.rank = g.dev<uint32_t>(n);
-  g.pos = g.dev<uint32_t>(n);
-  g.tail = g.dev<Settled>(1);
+  g.text = g.mem.device<uint8_t>(n);
+  g.last = g.mem.device<uint8_t>(n);
+  g.rank = g.mem.device<uint32_t>(n);
+  g.pos = g.mem.device<uint32_t>(n);
+  g.tail = g.mem.device<Settled>(1);
   for (int b = 0; b < 2; b++) {
-    g.keys[b] = g.dev<uint64_t>(n);
+    g.keys[b] = g.mem.device<uint64_t>(n);
   }
-  g.start = g.dev<uint32_t>(max_blocks + 1);
-  g.orig_ptr = g.dev<uint32_t>(max_blocks);
-  g.periodic = g.dev<uint8_t>(max_blocks);
-  g.h_text = g.host<uint8_t>(n);
-  g.h_last = g.host<uint8_t>(n);
-  g.h_start = g.host<uint32_t>(max_blocks + 1);
-  g.h_orig_ptr = g.host<uint32_t>(max_blocks);
-  g.h_periodic = g.host<uint8_t>(max_blocks);
-  g.h_tail = g.host<Settled>(1);
+  g.start = g.mem.device<uint32_t>(max_blocks + 1);
+  g.orig_ptr = g.mem.device<uint32_t>(max_blocks);
+  g.periodic = g.mem.device<uint8_t>(max_blocks);
+  g.h_text = g.mem.host<uint8_t>(n);
+  g.h_last = g.mem.host<uint8_t>(n);
+  g.h_start = g.mem.host<uint32_t>(max_blocks + 1);
+  g.h_orig_ptr = g.mem.host<uint32_t>(max_blocks);
+  g.h_periodic = g.mem.host<uint8_t>(max_blocks);
+  g.h_tail = g.mem.host<Settled>(1);
 
   // One scratch area for all CUB calls, sized for the largest batch.
   const uint32_t m = uint32_t(n);
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
   const Round largest = g.round(SortedRound{}, g.pos, m, 0, 0, g.keys[0]);
   g.temp_bytes = std::max(g.radix_sort(k, m, 0, 64, nullptr), g.settle_scan(largest, nullptr));
-  g.temp = g.dev<uint8_t>(g.temp_bytes);
+  g.temp = g.mem.device<uint8_t>(g.temp_bytes);
 }
 
 GpuBwt::~GpuBwt() = default;

@@ -4,15 +4,13 @@
 // overlap the others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <set>
 
 #include "common/format.h"
 #include "common/gpu.h"
 #include "compress/gpu_bwt.h"
 #include "compress/work_queue.h"
+#include "gpu_lanes.h"
 
 namespace gpbzip2 {
 namespace {
@@ -27,23 +25,6 @@ constexpr size_t kMaxBatchBytes = size_t(6) << 20;
 constexpr uint32_t kMaxBatchBlocks = 256;
 // Device memory left to others (and to CUB's launch needs).
 constexpr double kMemoryShare = 0.8;
-
-// Reports a GPU's failure once, however many of its lanes fail.
-class Notices {
- public:
-  explicit Notices(std::function<void(const std::string&)> notice) : notice_(std::move(notice)) {}
-  void gpu_failed(const GpuDevice& d, const std::string& why) {
-    std::lock_guard lk(mu_);
-    if (!notice_ || !failed_.insert(d.index).second) return;
-    notice_("GPU " + std::to_string(d.index) + " (" + d.name + ") failed: " + why +
-            "; its blocks are compressed on the CPU");
-  }
-
- private:
-  std::mutex mu_;
-  std::set<int> failed_;
-  std::function<void(const std::string&)> notice_;
-};
 
 // A block passes the limit by up to 4 bytes when a run's count lands on it.
 size_t block_bytes(int level) { return size_t(format::block_limit(level)) + 4; }
@@ -61,28 +42,10 @@ std::unique_ptr<GpuBwt> open_lane(const GpuDevice& d, int level) {
   return std::make_unique<GpuBwt>(d.index, blocks * block_bytes(level), uint32_t(blocks));
 }
 
-// How the lanes' opening went, for GpuMode::On, which waits for the first.
-struct OpenGate {
-  std::mutex mu;
-  std::condition_variable cv;
-  int opened = 0, failed = 0;
-  std::string why;
-  void report(const std::string* failure) {
-    std::lock_guard lk(mu);
-    if (failure) {
-      failed++;
-      why = *failure;
-    } else {
-      opened++;
-    }
-    cv.notify_all();
-  }
-};
-
 // One lane: opens its share of the device, then sorts batches until the queue has no
 // raw work left for it. The lane joins the queue only once open; meanwhile the CPU
 // stations take the blocks beyond the first batches.
-void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& notices,
+void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& notices,
               OpenGate& gate) {
   std::unique_ptr<GpuBwt> bwt;
   try {
@@ -131,7 +94,7 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, Notices& not
 // speed, only its opening time: on 2 and 4 H200s every extra GPU made runs of 0.3 to
 // 1.3 GB 0.1-0.4 s slower each (kernels/NOTES.md).
 std::vector<std::thread> start_lanes(WorkQueue& queue, const GpuDevice& d, int level,
-                                     const std::shared_ptr<Notices>& notices,
+                                     const std::shared_ptr<GpuNotices>& notices,
                                      const std::shared_ptr<OpenGate>& gate) {
   queue.reserve_for_gpus(kLanesPerGpu * lane_batch_blocks(d, level));
   std::vector<std::thread> threads;
@@ -146,7 +109,8 @@ std::vector<std::thread> start_lanes(WorkQueue& queue, const GpuDevice& d, int l
 
 std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOptions& opts) {
   if (opts.gpu == GpuMode::Off) return {};
-  auto notices = std::make_shared<Notices>(opts.notice);
+  auto notices =
+      std::make_shared<GpuNotices>(opts.notice, "its blocks are compressed on the CPU");
   auto gate = std::make_shared<OpenGate>();
   const int level = opts.level;
   if (opts.gpu == GpuMode::On) {
@@ -155,11 +119,7 @@ std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOpti
     if (devices.empty())
       throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
     auto threads = start_lanes(queue, devices.front(), level, notices, gate);
-    std::unique_lock lk(gate->mu);
-    const int lanes = int(threads.size());
-    gate->cv.wait(lk, [&] { return gate->opened > 0 || gate->failed == lanes; });
-    if (gate->opened == 0) {
-      lk.unlock();
+    if (!gate->wait_for_one(int(threads.size()))) {
       for (auto& t : threads) t.join();
       throw Error(ErrorKind::Io, "no usable GPU: " + gate->why);
     }

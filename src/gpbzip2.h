@@ -35,6 +35,10 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
 
 struct DecompressOptions {
   int threads = 0;  // decoding threads; 0 means one per core
+  GpuMode gpu = GpuMode::Auto;
+  // Bytes of compressed input expected (a regular file's size), or 0 when unknown: with
+  // GpuMode::Auto, a GPU opens at once for large inputs and never for small ones.
+  uint64_t input_size = 0;
   std::function<void(uint64_t bytes_in, uint64_t bytes_out)> progress;
   std::function<void(const std::string&)> notice;
 };

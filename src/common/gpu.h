@@ -1,4 +1,4 @@
-// What the program may ask about GPUs, and the GPU stations of the compression pipeline.
+// What the program may ask about GPUs, and the GPU stations of both pipelines.
 // A CPU-only build (no nvcc) links gpu_none.cpp and reports none; a CUDA build gets these
 // from kernels/.
 #pragma once
@@ -12,6 +12,7 @@
 namespace gpbzip2 {
 
 class WorkQueue;
+class DecodeQueue;
 
 struct GpuDevice {
   int index = 0;
@@ -34,5 +35,11 @@ std::vector<GpuDevice> list_gpus();
 // open or fails later only costs speed: its blocks go to the CPU stations and
 // opts.notice gets one line.
 std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOptions& opts);
+
+// The same for decompression: the GPU station inverts the BWT of batches of blocks whose
+// symbols the CPU stations decoded, with the same modes, failures and notices. The
+// threads end once the queue stops; join them before it dies.
+std::vector<std::thread> start_gpu_decode_stations(DecodeQueue& queue,
+                                                   const DecompressOptions& opts);
 
 }  // namespace gpbzip2

@@ -12,4 +12,10 @@ std::vector<std::thread> start_gpu_stations(WorkQueue&, const CompressOptions& o
   return {};
 }
 
+std::vector<std::thread> start_gpu_decode_stations(DecodeQueue&, const DecompressOptions& opts) {
+  if (opts.gpu == GpuMode::On)
+    throw Error(ErrorKind::Io, "no usable GPU: this gpbzip2 was built without CUDA");
+  return {};
+}
+
 }  // namespace gpbzip2

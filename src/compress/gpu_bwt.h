@@ -6,20 +6,13 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bwt.h"
+#include "common/gpu_error.h"
 
 namespace gpbzip2 {
-
-// Anything the GPU could not do (no device, out of memory, a failed kernel). The station
-// turns it into a notice and gives the work back to the CPU.
-class GpuError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // One block of a batch (kept free of C++20 types: nvcc builds the kernels as C++17).
 struct BlockView {

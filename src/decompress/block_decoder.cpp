@@ -219,33 +219,56 @@ BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t si
   if (orig_ptr_ >= n) return fail("origPtr out of range");
   end_bit_ = br.bit_position();
   nblock_ = n;
-
-  link_rows();
   return Status::Ok;
 }
 
 BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint64_t bit,
                                           std::span<uint8_t* const> work) {
   const Status st = decode_symbols(data, size, bit);
-  if (st == Status::Ok) undo_bwt(work);
+  if (st == Status::Ok) invert(work);
   return st;
+}
+
+void BlockDecoder::copy_bwt(uint8_t* out) const {
+  const uint32_t* const tt = tt_.get();
+  for (uint32_t i = 0; i < nblock_; i++) out[i] = uint8_t(tt[i]);
+}
+
+void BlockDecoder::load_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr, bool randomised) {
+  std::fill_n(freq_, 256, 0u);
+  uint32_t* const tt = tt_.get();
+  for (uint32_t i = 0; i < n; i++) {
+    tt[i] = bwt[i];
+    freq_[bwt[i]]++;
+  }
+  nblock_ = n;
+  orig_ptr_ = orig_ptr;
+  randomised_ = randomised;
+}
+
+void BlockDecoder::invert(std::span<uint8_t* const> work) {
+  link_rows();
+  undo_bwt(work);
 }
 
 std::vector<uint8_t> BlockDecoder::invert_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr) {
   BlockDecoder d;
-  std::fill_n(d.freq_, 256, 0u);
-  for (uint32_t i = 0; i < n; i++) {
-    d.tt_[i] = bwt[i];
-    d.freq_[bwt[i]]++;
-  }
-  d.nblock_ = n;
-  d.orig_ptr_ = orig_ptr;
-  d.link_rows();
+  d.load_bwt(bwt, n, orig_ptr, false);
   std::vector<uint8_t> memory(kWorkPages * kWorkPage);
   uint8_t* work[kWorkPages];
   for (size_t i = 0; i < kWorkPages; i++) work[i] = memory.data() + i * kWorkPage;
-  d.undo_bwt(work);
+  d.invert(work);
   return {d.text().begin(), d.text().end()};
+}
+
+void derandomise(uint8_t* text, uint32_t n) {
+  // bzip2 0.9.0 flipped the low bit of one byte every few hundred, at distances taken
+  // from kRandomiseTable.
+  uint32_t next = kRandomiseTable[0] - 2u;
+  for (size_t r = 1; next < n; r++) {
+    text[next] ^= 1;
+    next += kRandomiseTable[r % kRandomiseTable.size()];
+  }
 }
 
 // Row i of the sorted rotations ends with byte L[i] = tt[i] and, for the k-th occurrence
@@ -276,15 +299,7 @@ void BlockDecoder::undo_bwt(std::span<uint8_t* const> work) {
   const uint32_t cycle = walk_chains(work);
   uint8_t* const text = reinterpret_cast<uint8_t*>(tt_.get());
   for (uint32_t k = cycle; k < n; k++) text[k] = text[k - cycle];
-  if (randomised_) {
-    // bzip2 0.9.0 flipped the low bit of one byte every few hundred, at distances taken
-    // from kRandomiseTable.
-    uint32_t next = kRandomiseTable[0] - 2u;
-    for (size_t r = 1; next < n; r++) {
-      text[next] ^= 1;
-      next += kRandomiseTable[r % kRandomiseTable.size()];
-    }
-  }
+  if (randomised_) derandomise(text, n);
 }
 
 // Walks all chains, kLanes at a time, then copies their pieces in text order over tt.

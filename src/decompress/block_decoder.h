@@ -39,6 +39,14 @@ class BlockDecoder {
   // work: kWorkPages pages of kWorkPage bytes of scratch memory (the pages that take the
   // output afterwards, say).
   Status decode(const uint8_t* data, size_t size, uint64_t bit, std::span<uint8_t* const> work);
+  // decode() in two steps, for a block whose BWT another station inverts: the symbols
+  // into the BWT vector, then (here, or elsewhere after copy_bwt) its inverse.
+  Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit);
+  void invert(std::span<uint8_t* const> work);
+  // The BWT vector after decode_symbols: block_bytes() bytes.
+  void copy_bwt(uint8_t* out) const;
+  // Takes a BWT vector as decode_symbols would leave it, for invert().
+  void load_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr, bool randomised);
   // The inverse BWT alone, for tests: the text of the BWT vector bwt[0, n) (n from 1 to
   // kTtWords) and origPtr; for a vector that is no BWT, what bzip2 gives.
   static std::vector<uint8_t> invert_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr);
@@ -47,6 +55,8 @@ class BlockDecoder {
   uint64_t end_bit() const { return end_bit_; }  // first bit after the block
   uint32_t stored_crc() const { return stored_crc_; }
   uint32_t block_bytes() const { return nblock_; }  // BWT length, what the level bounds
+  uint32_t orig_ptr() const { return orig_ptr_; }
+  bool randomised() const { return randomised_; }
   // The block before the initial run-length coding is undone: the inverse BWT. It lives
   // where the links were, until the next decode().
   std::span<const uint8_t> text() const {
@@ -58,7 +68,6 @@ class BlockDecoder {
     why_ = why;
     return Status::Corrupt;
   }
-  Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit);
   void link_rows();
   void undo_bwt(std::span<uint8_t* const> work);
   uint32_t walk_chains(std::span<uint8_t* const> work);
@@ -92,6 +101,9 @@ class BlockDecoder {
   uint64_t end_bit_ = 0;
   const char* why_ = "";
 };
+
+// Undoes the legacy randomisation of a block's text (its header bit set), in place.
+void derandomise(uint8_t* text, uint32_t n);
 
 // Undoes the initial run-length coding of a block's text (4 equal bytes, then a count of
 // further copies), piece by piece, and computes the block CRC on the way.

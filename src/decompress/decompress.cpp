@@ -1,25 +1,26 @@
-// Decompression pipeline. The calling thread reads the input as it is needed, scans it
-// for block magics at every bit offset and hands each candidate block to a worker; it
-// then takes the results in input order and trusts a block only when it starts exactly
-// where the previous trusted block ended (the first one right after the stream header),
-// decoded completely and matches its CRC. Magics that compressed data contains by chance
-// are decoded too and thrown away, never written.
+// Decompression pipeline: block finder -> decode queue -> stations -> checker. The
+// calling thread reads the input as it is needed, scans it for block magics at every bit
+// offset and submits each candidate block to the decode stations (CPU threads; a GPU
+// station inverts the BWT of batches of blocks); it then takes the results in input
+// order and trusts a block only when it starts exactly where the previous trusted block
+// ended (the first one right after the stream header), decoded completely and matches
+// its CRC. Magics that compressed data contains by chance are decoded too and thrown
+// away, never written.
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <exception>
+#include <limits>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "common/bit_reader.h"
-#include "block_decoder.h"
 #include "block_scanner.h"
+#include "common/bit_reader.h"
 #include "common/crc32.h"
 #include "common/format.h"
+#include "common/gpu.h"
+#include "decode_queue.h"
+#include "decode_station.h"
 #include "gpbzip2.h"
 
 namespace gpbzip2 {
@@ -34,38 +35,9 @@ constexpr size_t kDiscardStep = size_t(256) << 10;
 // More bytes than any block bzip2 accepts can take (18002 selectors of 50 codes of at
 // most 20 bits, plus tables); a block running longer is corrupt.
 constexpr size_t kMaxBlockSpan = size_t(3) << 20;
-// Output a worker keeps per block. Longer output (long runs expand up to 51 times) is
-// only checked by the worker and produced again, piece by piece, when it is written.
-constexpr size_t kHeldOutput = size_t(4) << 20;
-constexpr size_t kPiece = size_t(256) << 10;
-// Output is kept in pages, which double as the decoders' work memory.
-constexpr size_t kPage = BlockDecoder::kWorkPage;
-using Page = std::unique_ptr<uint8_t[]>;
-
-// Pages handed round rather than allocated per block, which would fragment the heap: the
-// pages in use are about the output in flight.
-class PagePool {
- public:
-  Page take() {
-    {
-      std::lock_guard lk(mu_);
-      if (!free_.empty()) {
-        Page p = std::move(free_.back());
-        free_.pop_back();
-        return p;
-      }
-    }
-    return Page(new uint8_t[kPage]);
-  }
-  void give(std::vector<Page>& pages, size_t keep = 0) {
-    std::lock_guard lk(mu_);
-    for (; pages.size() > keep; pages.pop_back()) free_.push_back(std::move(pages.back()));
-  }
-
- private:
-  std::mutex mu_;
-  std::vector<Page> free_;
-};
+// Blocks in flight that GPU stations may add (two batches a lane), for sizing the input
+// window.
+constexpr size_t kGpuBlocksInFlight = 256;
 
 // The input from the block being checked onwards.
 class InputWindow {
@@ -110,134 +82,27 @@ class InputWindow {
   bool eof_ = false;
 };
 
-// One candidate block for a worker: a copy of its input, and what decoding it gave.
-struct Task {
-  std::vector<uint8_t> data;  // input from byte first_byte on, then 8 zero bytes
-  size_t size = 0;
-  uint64_t first_byte = 0;
-  uint64_t bit = 0;          // the magic, relative to data
-  bool reaches_eof = false;  // data ends where the input ends
-  bool cut_short = false;    // data ends at the next candidate, not at the span limit
-  bool keep_output = true;
-  std::atomic<bool> cancelled{false};
+// Opening a GPU costs about 0.45 s of wall time however little it then does, so
+// GpuMode::Auto opens one only for inputs that the CPU stations alone would take longer
+// than kGpuWorthSeconds on, taking a CPU thread to decode about kCpuBytesPerSecond of
+// compressed input (-9 blocks of text; kernels/NOTES.md has the runs). From a pipe it
+// opens once a quarter of that is read, as compression does.
+constexpr double kGpuWorthSeconds = 0.8;
+constexpr double kCpuBytesPerSecondPerThread = 8e6;
 
-  BlockDecoder::Status status = BlockDecoder::Status::Corrupt;
-  const char* why = "";
-  uint64_t end_bit = 0;  // relative to data
-  uint32_t stored_crc = 0, crc = 0, block_bytes = 0;
-  uint64_t out_bytes = 0;
-  std::vector<Page> out;      // all output in pages, unless it was too long to keep
-  std::vector<uint8_t> text;  // then the text it is expanded from again
-  std::exception_ptr error;
-  bool done = false;
-};
+// Blocks out at the stations at once. Two per thread leave slack where block times vary;
+// one station overlaps only with the checker writing, for which one block ahead is
+// enough, and each block held costs its output's memory.
+size_t blocks_in_flight(int threads) { return threads == 1 ? 2 : 2 * size_t(threads) + 2; }
 
-// Decodes the task's block: its output and CRC.
-void run_task(Task& t, BlockDecoder& dec, PagePool& pool, uint8_t* scratch) {
-  // The decoder's work memory is the pages that then take the output.
-  uint8_t* work[BlockDecoder::kWorkPages];
-  for (auto& w : work) {
-    t.out.push_back(pool.take());
-    w = t.out.back().get();
-  }
-  t.status = dec.decode(t.data.data(), t.size, t.bit, work);
-  t.data = {};
-  if (t.status != BlockDecoder::Status::Ok) {
-    t.why = dec.why();
-    pool.give(t.out);
-    return;
-  }
-  t.end_bit = dec.end_bit();
-  t.stored_crc = dec.stored_crc();
-  t.block_bytes = dec.block_bytes();
-  RunExpander runs(dec.text().data(), dec.text().size());
-  size_t held = 0;
-  if (t.keep_output) {
-    for (size_t page = 0; held < kHeldOutput; page++) {
-      if (page == t.out.size()) t.out.push_back(pool.take());
-      const size_t k = runs.read(t.out[page].get(), kPage);
-      held += k;
-      if (k < kPage) break;
-    }
-  }
-  // Whatever did not fit is only checked here.
-  bool more = false;
-  t.out_bytes = held;
-  while (size_t k = runs.read(scratch, kPiece)) {
-    more = true;
-    t.out_bytes += k;
-  }
-  t.crc = runs.crc();
-  if (more && t.keep_output) {
-    held = 0;
-    t.text.assign(dec.text().begin(), dec.text().end());
-  }
-  pool.give(t.out, (held + kPage - 1) / kPage);
+uint64_t gpu_after(const DecompressOptions& opts) {
+  const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
+  const auto worth = uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
+  if (opts.gpu == GpuMode::On) return 0;
+  if (opts.gpu == GpuMode::Off || (opts.input_size > 0 && opts.input_size < worth))
+    return std::numeric_limits<uint64_t>::max();
+  return opts.input_size > 0 ? 0 : worth / 4;
 }
-
-class DecodePool {
- public:
-  DecodePool(int threads, PagePool& pages) : pages_(pages) {
-    for (int i = 0; i < threads; i++) workers_.emplace_back([this] { work(); });
-  }
-  ~DecodePool() {
-    {
-      std::lock_guard lk(mu_);
-      stop_ = true;
-    }
-    work_cv_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-  void submit(std::shared_ptr<Task> t) {
-    {
-      std::lock_guard lk(mu_);
-      queue_.push_back(std::move(t));
-    }
-    work_cv_.notify_one();
-  }
-  void wait(const Task& t) {
-    std::unique_lock lk(mu_);
-    done_cv_.wait(lk, [&] { return t.done; });
-  }
-
- private:
-  void work() {
-    std::unique_ptr<BlockDecoder> dec;
-    const std::unique_ptr<uint8_t[]> scratch(new uint8_t[kPiece]);  // touched only if used
-    for (;;) {
-      std::shared_ptr<Task> t;
-      {
-        std::unique_lock lk(mu_);
-        work_cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-        if (stop_) return;
-        t = std::move(queue_.front());
-        queue_.pop_front();
-        if (t->cancelled) {
-          t->done = true;
-          continue;
-        }
-      }
-      try {
-        if (!dec) dec = std::make_unique<BlockDecoder>();
-        run_task(*t, *dec, pages_, scratch.get());
-      } catch (...) {
-        t->error = std::current_exception();
-      }
-      {
-        std::lock_guard lk(mu_);
-        t->done = true;
-      }
-      done_cv_.notify_all();
-    }
-  }
-
-  PagePool& pages_;
-  std::mutex mu_;
-  std::condition_variable work_cv_, done_cv_;
-  std::deque<std::shared_ptr<Task>> queue_;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
-};
 
 class Decompressor {
  public:
@@ -245,10 +110,18 @@ class Decompressor {
       : out_(out),
         opts_(opts),
         threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
-        max_in_flight_(2 * size_t(threads_) + 2),
-        window_(in, max_in_flight_ * kReadAheadPerBlock + kMaxBlockSpan + kReadChunk + kDiscardStep),
-        pool_(threads_, pages_),
+        queue_(blocks_in_flight(threads_)),
+        window_(in, (queue_.max_in_flight() + (opts.gpu == GpuMode::Off ? 0 : kGpuBlocksInFlight)) *
+                            kReadAheadPerBlock +
+                        kMaxBlockSpan + kReadChunk + kDiscardStep),
+        gpu_after_(gpu_after(opts)),
         scratch_(new uint8_t[kPiece]) {}
+
+  ~Decompressor() {
+    queue_.stop();
+    for (auto& t : gpu_stations_) t.join();
+    for (auto& t : stations_) t.join();
+  }
 
   DecompressTotals run() {
     if (!start_stream(0, true)) return totals_;
@@ -276,8 +149,8 @@ class Decompressor {
         dispatch(0);
         dispatched_ = 1;
       }
-      std::shared_ptr<Task> t = cands_.front().task;
-      pool_.wait(*t);
+      TaskPtr t = cands_.front().task;
+      queue_.wait(*t);
       accept_block(*t);
       pop_candidate();
     }
@@ -288,7 +161,7 @@ class Decompressor {
   struct Candidate {
     uint64_t bit;  // from the start of the input
     bool end_of_stream;
-    std::shared_ptr<Task> task;
+    TaskPtr task;
   };
 
   [[noreturn]] void corrupt_block(const char* why) const {
@@ -334,7 +207,7 @@ class Decompressor {
   }
 
   void dispatch(size_t k) {
-    auto t = std::make_shared<Task>();
+    auto t = std::make_shared<DecodeTask>();
     const uint64_t bit = cands_[k].bit, first = bit / 8;
     uint64_t last = std::min<uint64_t>(window_.end(), first + kMaxBlockSpan);
     if (k + 1 < cands_.size() && (cands_[k + 1].bit + 7) / 8 < last) {
@@ -344,11 +217,19 @@ class Decompressor {
     fill_task(*t, bit, last);
     cands_[k].task = t;
     in_flight_++;
-    pool_.submit(std::move(t));
+    queue_.submit(std::move(t));
+    // A station starts with each block handed out until there are `threads`: a small
+    // input starts no more threads than it can use. The GPU opens with the first.
+    if (stations_.size() < size_t(threads_))
+      stations_.emplace_back(run_decode_station, std::ref(queue_), std::ref(pages_));
+    if (!gpu_started_ && (opts_.gpu == GpuMode::On || window_.end() >= gpu_after_)) {
+      gpu_started_ = true;
+      gpu_stations_ = start_gpu_decode_stations(queue_, opts_);
+    }
   }
 
   // The task for the block whose magic is at `bit`, with the input up to byte `last`.
-  void fill_task(Task& t, uint64_t bit, uint64_t last) {
+  void fill_task(DecodeTask& t, uint64_t bit, uint64_t last) {
     const uint64_t first = bit / 8;
     t.first_byte = first;
     t.bit = bit - first * 8;
@@ -362,7 +243,8 @@ class Decompressor {
   // Keeps the workers busy: hands out the candidates after the block being checked,
   // reading ahead as far as that takes.
   void fill_pipeline() {
-    while (in_flight_ < max_in_flight_) {
+    const size_t max_in_flight = queue_.max_in_flight();
+    while (in_flight_ < max_in_flight) {
       while (dispatched_ < cands_.size() &&
              (cands_[dispatched_].end_of_stream || cands_[dispatched_].bit < expected_))
         dispatched_++;
@@ -371,24 +253,24 @@ class Decompressor {
         dispatched_++;
         continue;
       }
-      if (window_.end() - expected_ / 8 > max_in_flight_ * kReadAheadPerBlock + kMaxBlockSpan)
+      if (window_.end() - expected_ / 8 > max_in_flight * kReadAheadPerBlock + kMaxBlockSpan)
         return;
-      if (cands_.size() > 4 * max_in_flight_) return;  // input full of false magics
+      if (cands_.size() > 4 * max_in_flight) return;  // input full of false magics
       if (!scan_more()) return;
     }
   }
 
-  void accept_block(Task& t) {
+  void accept_block(DecodeTask& t) {
     if (t.error) std::rethrow_exception(t.error);
     if (t.status == BlockDecoder::Status::OutOfInput && t.cut_short) {
       // The next candidate lay inside this block: decode it here with all its input.
       const uint64_t first = t.first_byte;
       while (window_.end() < first + kMaxBlockSpan && scan_more()) {
       }
-      Task full;
+      DecodeTask full;
       fill_task(full, expected_, std::min<uint64_t>(window_.end(), first + kMaxBlockSpan));
       if (!local_) local_ = std::make_unique<BlockDecoder>();
-      run_task(full, *local_, pages_, scratch_.get());
+      decode_here(full, *local_, pages_, scratch_.get());
       return accept_block(full);
     }
     if (t.status == BlockDecoder::Status::OutOfInput) {
@@ -468,10 +350,12 @@ class Decompressor {
   Sink* out_;
   const DecompressOptions& opts_;
   int threads_;
-  size_t max_in_flight_;
+  DecodeQueue queue_;
   InputWindow window_;
+  uint64_t gpu_after_;  // input bytes read before a GPU station opens
+  bool gpu_started_ = false;
+  std::vector<std::thread> stations_, gpu_stations_;
   PagePool pages_;
-  DecodePool pool_;
   std::unique_ptr<uint8_t[]> scratch_;  // touched only if used
   std::unique_ptr<BlockDecoder> local_;
 

@@ -1,8 +1,10 @@
-// GPU station tests: the GPU rotation sort against the CPU one, and whole streams with
-// the GPU on against libbzip2. Exit 77 (skipped) where no GPU is usable.
+// GPU station tests: the GPU rotation sort and inverse BWT against the CPU's, and whole
+// streams with the GPU on against libbzip2, both directions. Exit 77 (skipped) where no
+// GPU is usable.
 //   test_gpu            all checks
-//   test_gpu fallback auto|on   with GPBZIP2_FAIL_CUDA_CALL set: output still identical,
-//                       and the failure reported through the notice
+//   test_gpu fallback auto|on     with GPBZIP2_FAIL_CUDA_CALL set: output still identical,
+//                                 and the failure reported through the notice
+//   test_gpu fallback-d auto|on   the same for decompression
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -13,6 +15,8 @@
 #include "generators.h"
 #include "common/gpu.h"
 #include "compress/gpu_bwt.h"
+#include "decompress/block_decoder.h"
+#include "decompress/gpu_inverse_bwt.h"
 
 using namespace gpbzip2;
 
@@ -116,6 +120,104 @@ static void test_gpu_bwt() {
     }
 }
 
+// One batch of BWT vectors: the GPU must give the CPU decoder's text for each.
+static void check_inverse_batch(GpuInverseBwt& gpu, const std::vector<std::vector<uint8_t>>& vecs,
+                                const std::vector<uint32_t>& orig, const std::string& what) {
+  std::vector<std::vector<uint8_t>> texts = vecs;
+  std::vector<InverseBwtBlock> blocks;
+  for (size_t i = 0; i < texts.size(); i++)
+    blocks.push_back({texts[i].data(), uint32_t(texts[i].size()), orig[i]});
+  gpu.invert(blocks);
+  for (size_t i = 0; i < vecs.size(); i++)
+    CHECK(texts[i] == BlockDecoder::invert_bwt(vecs[i].data(), uint32_t(vecs[i].size()), orig[i]),
+          what + " block " + std::to_string(i) + " size " + std::to_string(vecs[i].size()));
+}
+
+static void test_gpu_inverse_bwt() {
+  GpuInverseBwt gpu(0, 18 * size_t(format::kMaxBlockBytes), 256);
+  using corpus::generate;
+  BwtWorkspace ws;
+  BwtResult r;
+  // The BWT of real blocks: every kind and level, a batch per level.
+  for (int level : {1, 5, 9}) {
+    std::vector<std::vector<uint8_t>> vecs;
+    std::vector<uint32_t> orig;
+    for (const auto& kind : corpus::kinds())
+      for (auto& block : cut_blocks(generate(kind, size_t(format::block_limit(level)) + 999,
+                                             uint64_t(level)), level)) {
+        bwt_forward(block.data(), int32_t(block.size()), ws, r);
+        vecs.push_back(r.last);
+        orig.push_back(r.orig_ptr);
+      }
+    check_inverse_batch(gpu, vecs, orig, "blocks -" + std::to_string(level));
+  }
+  // Mixed sizes in one batch: 1-byte blocks, one repeated byte, periodic blocks, and
+  // vectors that are no BWT (their rows form several cycles), with every origPtr kind.
+  std::vector<std::vector<uint8_t>> vecs;
+  std::vector<uint32_t> orig;
+  for (uint32_t n : {1u, 2u, 3u, 255u, 256u, 257u, 4096u, 100000u, 900000u}) {
+    vecs.push_back(std::vector<uint8_t>(n, uint8_t(n)));
+    orig.push_back(n / 2);
+    vecs.push_back(generate("binary", n, n));
+    orig.push_back(n - 1);
+    auto periodic_block = generate("periodic", n, 1, "abcab");
+    bwt_forward(periodic_block.data(), int32_t(n), ws, r);
+    vecs.push_back(r.last);
+    orig.push_back(r.orig_ptr);
+  }
+  check_inverse_batch(gpu, vecs, orig, "mixed");
+}
+
+static std::vector<uint8_t> decompress(const std::vector<uint8_t>& bz, GpuMode gpu,
+                                       std::string* notices = nullptr, int threads = 2) {
+  MemorySource src(bz);
+  VectorSink sink;
+  DecompressOptions o;
+  o.threads = threads;
+  o.gpu = gpu;
+  o.notice = [&](const std::string& s) {
+    if (notices) *notices += s + "\n";
+  };
+  decompress_stream(src, &sink, o);
+  return sink.data;
+}
+
+static void test_decode_streams() {
+  using corpus::generate;
+  for (int level = 1; level <= 9; level++) {
+    std::vector<uint8_t> in;
+    for (const auto& kind : corpus::kinds()) {
+      auto part = generate(kind, size_t(level) * 60000 + 12345, uint64_t(level));
+      in.insert(in.end(), part.begin(), part.end());
+    }
+    auto bz = testing::bzip2_reference(in, level);
+    std::string notices;
+    CHECK(decompress(bz, GpuMode::On, &notices) == in, "decode -" + std::to_string(level));
+    CHECK(notices.empty(), notices);
+  }
+  // Concatenated streams, many full batches, and a corrupt block late in the input: the
+  // same error as the CPU gives.
+  auto big = generate("text", 40 << 20, 7);
+  auto bz = testing::bzip2_reference(big, 9);
+  auto twice = bz;
+  twice.insert(twice.end(), bz.begin(), bz.end());
+  auto out = decompress(twice, GpuMode::Auto);
+  CHECK(out.size() == 2 * big.size() && std::equal(big.begin(), big.end(), out.begin()) &&
+            std::equal(big.begin(), big.end(), out.begin() + ptrdiff_t(big.size())),
+        "two streams of 40 MB");
+  auto bad = bz;
+  bad[bad.size() - 5000] ^= 0x10;
+  std::string errors[2];
+  for (GpuMode mode : {GpuMode::On, GpuMode::Off}) {
+    try {
+      decompress(bad, mode);
+    } catch (const Error& e) {
+      errors[mode == GpuMode::On] = e.what();
+    }
+  }
+  CHECK(!errors[0].empty() && errors[0] == errors[1], errors[0] + " / " + errors[1]);
+}
+
 static void test_streams() {
   using corpus::generate;
   for (int level = 1; level <= 9; level++) {
@@ -154,7 +256,16 @@ int main(int argc, char** argv) {
       return failures ? 1 : 77;
     }
     std::printf("GPU 0: %s, %zu MiB\n", devices[0].name.c_str(), devices[0].memory_bytes >> 20);
-    if (argc > 2 && !std::strcmp(argv[1], "fallback")) {
+    if (argc > 2 && !std::strcmp(argv[1], "fallback-d")) {
+      // The same for the decode station: a lane failing to open (auto) or in a batch.
+      auto in = corpus::generate("text", 48 << 20, 3);
+      auto bz = testing::bzip2_reference(in, 9);
+      std::string notices;
+      GpuMode mode = !std::strcmp(argv[2], "on") ? GpuMode::On : GpuMode::Auto;
+      CHECK(decompress(bz, mode, &notices, 2) == in, "fallback decode");
+      CHECK(notices.find("failed") != std::string::npos, "no notice: " + notices);
+      std::printf("notice: %s", notices.c_str());
+    } else if (argc > 2 && !std::strcmp(argv[1], "fallback")) {
       // A failing CUDA call (set by the test's environment) costs only speed: while a
       // lane opens (auto), or in a sort (on: a lane is open before the first block).
       auto in = corpus::generate("text", 16 << 20, 3);
@@ -167,6 +278,8 @@ int main(int argc, char** argv) {
     } else {
       test_gpu_bwt();
       test_streams();
+      test_gpu_inverse_bwt();
+      test_decode_streams();
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "FAIL: exception %s\n", e.what());

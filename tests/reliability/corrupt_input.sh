@@ -2,7 +2,13 @@
 # even the blocks decoded before the damage), the input kept; damage in a late block of a
 # large file too. bzip2 stops at the first damaged file; a file that is not bzip2 at all
 # is skipped with exit 2 and the others are still done.
+# Run again with GPBZIP2_GPU=on (test reliability.corrupt_input_gpu): the same verdicts
+# with the GPU decode station taking the blocks.
 source "$(dirname "$0")/common.bash" "$@"
+if [ "${GPBZIP2_GPU:-}" = on ]; then
+  "$bin" -V 2>&1 | grep -q "Build: CUDA" || skip "CPU-only build"
+  "$bin" -V 2>&1 | grep -q "GPUs: none usable" && skip "no usable GPU"
+fi
 
 "$gen" text 5000000 13 > orig
 bzip2 -1 < orig > good.bz2

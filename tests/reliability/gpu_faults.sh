@@ -1,6 +1,6 @@
 # Failures of the GPU path, injected with GPBZIP2_FAIL_CUDA_CALL=N (the Nth checked CUDA
-# call of the process fails). With --gpu=auto a failing GPU only costs speed: exit 0 and
-# bzip2's bytes. With --gpu=on the run either succeeds the same way or, when no GPU can
+# call of the process fails), compressing and decompressing. With --gpu=auto a failing
+# GPU only costs speed: exit 0 and bzip2's bytes. With --gpu=on the run either succeeds the same way or, when no GPU can
 # be opened, exits 1 leaving no output. Two threads, so that auto opens the GPU for this
 # 40 MB input. Skipped without a CUDA build and a usable GPU.
 source "$(dirname "$0")/common.bash" "$@"
@@ -58,7 +58,26 @@ gpu_opens no -c medium
 cmp -s out.bz2 medium_ref.bz2 || fail "12 MB file: output differs from bzip2's"
 cat medium | gpu_opens yes || exit 1
 cmp -s out.bz2 medium_ref.bz2 || fail "12 MB pipe: output differs from bzip2's"
-# Decompression never touches the GPU.
-GPBZIP2_FAIL_CUDA_CALL=1 expect_status 0 "$bin" -dc ref.bz2 > back
-cmp -s back in || fail "decompression with a failing GPU"
+# Decompression and -t the same way: a failing GPU costs only speed, and a file that
+# could not be opened on the GPU with --gpu=on is left as it was.
+for n in 1 2 3 4 5 6 8 12 20 30 50 80 90 100 120 200; do
+  GPBZIP2_FAIL_CUDA_CALL=$n expect_status 0 "$bin" --gpu=auto -n2 -dc ref.bz2 > back
+  cmp -s back in || fail "-d --gpu=auto, CUDA call $n failing: output differs"
+  GPBZIP2_FAIL_CUDA_CALL=$n expect_status 0 "$bin" --gpu=auto -n2 -t ref.bz2
+  cp ref.bz2 job.bz2
+  GPBZIP2_FAIL_CUDA_CALL=$n timeout -k 5 300 "$bin" --gpu=on -n2 -d job.bz2
+  st=$?
+  case $st in
+    0)
+      require_absent job.bz2
+      [ "$(sum job)" = "$s_in" ] || fail "-d --gpu=on, CUDA call $n failing: output differs"
+      ;;
+    1)
+      require_intact job.bz2 "$s_ref"
+      require_absent job
+      ;;
+    *) fail "-d --gpu=on, CUDA call $n failing: exit $st" ;;
+  esac
+  rm -f job job.bz2
+done
 echo "GPU faults: OK"

@@ -1,0 +1,110 @@
+// The GPU decode station: on the first visible device, a few lanes (host threads, each
+// with its own stream and buffers) take batches of blocks whose symbols the CPU stations
+// decoded, invert their BWT on the GPU and hand them back with their text; one lane's
+// copies overlap the others' kernels. Any GPU failure sends the batch back to the CPU,
+// which inverts it to the same bytes.
+#include <algorithm>
+#include <memory>
+
+#include "common/format.h"
+#include "common/gpu.h"
+#include "decompress/decode_queue.h"
+#include "decompress/gpu_inverse_bwt.h"
+#include "gpu_lanes.h"
+
+namespace gpbzip2 {
+namespace {
+
+// A batch of 16 MiB keeps the GPU's memory system busy (about 64k chains walked at once);
+// four lanes overlap the copies of one with the kernels of the others.
+constexpr int kLanesPerGpu = 4;
+constexpr size_t kMaxBatchBytes = size_t(16) << 20;
+constexpr uint32_t kMaxBatchBlocks = 256;
+// Device memory left to others (and to CUB's launch needs).
+constexpr double kMemoryShare = 0.8;
+
+size_t lane_batch_bytes(const GpuDevice& d) {
+  const size_t budget = size_t(double(d.memory_bytes) * kMemoryShare) / kLanesPerGpu /
+                        GpuInverseBwt::kDeviceBytesPerByte;
+  return std::min(budget, kMaxBatchBytes);
+}
+
+void run_lane(DecodeQueue& queue, const GpuDevice& device, GpuNotices& notices, OpenGate& gate) {
+  std::unique_ptr<GpuInverseBwt> gpu;
+  try {
+    const size_t bytes = lane_batch_bytes(device);
+    if (bytes < size_t(format::kMaxBlockBytes)) throw GpuError("too little memory");
+    gpu = std::make_unique<GpuInverseBwt>(device.index, bytes, kMaxBatchBlocks);
+  } catch (const std::exception& e) {
+    notices.gpu_failed(device, e.what());
+    const std::string why = e.what();
+    gate.report(&why);
+    return;
+  }
+  // Two batches a lane in flight: one inverting, the next filling.
+  queue.add_gpu_lane(gpu->max_bytes() / size_t(format::kMaxBlockBytes), gpu->max_bytes());
+  gate.report(nullptr);
+  std::vector<InverseBwtBlock> blocks;
+  for (;;) {
+    std::vector<TaskPtr> batch = queue.pop_gpu_batch(gpu->max_blocks(), gpu->max_bytes());
+    if (batch.empty()) break;
+    try {
+      blocks.clear();
+      for (const TaskPtr& t : batch)
+        blocks.push_back({t->bwt.data(), uint32_t(t->bwt.size()), t->orig_ptr});
+      gpu->invert(blocks);
+      for (const TaskPtr& t : batch) t->inverted = true;
+    } catch (const std::exception& e) {
+      // The CPUs invert what is left; a half-done batch is whole again: a failed invert
+      // copies nothing back.
+      queue.return_from_gpu(std::move(batch));
+      queue.remove_gpu_lane();
+      notices.gpu_failed(device, e.what());
+      return;
+    }
+    queue.return_from_gpu(std::move(batch));
+  }
+  queue.remove_gpu_lane();
+}
+
+std::vector<std::thread> start_lanes(DecodeQueue& queue, const GpuDevice& d,
+                                     const std::shared_ptr<GpuNotices>& notices,
+                                     const std::shared_ptr<OpenGate>& gate) {
+  std::vector<std::thread> threads;
+  for (int l = 0; l < kLanesPerGpu; l++)
+    threads.emplace_back([&queue, d, notices, gate] { run_lane(queue, d, *notices, *gate); });
+  return threads;
+}
+
+}  // namespace
+
+std::vector<std::thread> start_gpu_decode_stations(DecodeQueue& queue,
+                                                   const DecompressOptions& opts) {
+  if (opts.gpu == GpuMode::Off) return {};
+  auto notices =
+      std::make_shared<GpuNotices>(opts.notice, "its blocks are decoded on the CPU");
+  auto gate = std::make_shared<OpenGate>();
+  if (opts.gpu == GpuMode::On) {
+    // The GPU must be in use from the first block, or the call fails.
+    std::vector<GpuDevice> devices = list_gpus();
+    if (devices.empty())
+      throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
+    auto threads = start_lanes(queue, devices.front(), notices, gate);
+    if (!gate->wait_for_one(int(threads.size()))) {
+      for (auto& t : threads) t.join();
+      throw Error(ErrorKind::Io, "no usable GPU: " + gate->why);
+    }
+    return threads;
+  }
+  // Auto: listing the devices takes a while (driver start); the CPU stations work
+  // meanwhile.
+  std::vector<std::thread> starter;
+  starter.emplace_back([&queue, notices, gate] {
+    const std::vector<GpuDevice> devices = list_gpus();
+    if (devices.empty() || queue.stopped()) return;
+    for (auto& t : start_lanes(queue, devices.front(), notices, gate)) t.join();
+  });
+  return starter;
+}
+
+}  // namespace gpbzip2
