@@ -1,12 +1,15 @@
 #!/bin/bash
-# Decompression on the GPU machine's CPUs: silesia-7x4, silesia-7x16 and a source tar,
-# each compressed at -9 (by gpbzip2, whose bytes are bzip2's: checked on silesia-7), then
-# decompressed by gpbzip2 -n16 and lbzip2 -n16 in two interleaved rounds of best of 3
-# (peak RSS of the best run), pbzip2 and bzip2 once on silesia-7x4, and gpbzip2 and
-# lbzip2 at 1, 4 and 8 threads on silesia-7. Built elsewhere and carried, as run.sh:
+# Decompression on the GPU machine: silesia-7x4, silesia-7x16 and a source tar, each
+# compressed at -9 (by gpbzip2, whose bytes are bzip2's: checked on silesia-7), then
+# decompressed in two interleaved rounds of best of 3 (peak RSS of the best run) by
+# gpbzip2 -n16 with the GPU (auto, and --gpu=on), gpbzip2 --gpu=off -n16 and lbzip2 -n16;
+# pbzip2 and bzip2 once on silesia-7x4; gpbzip2 --gpu=off and lbzip2 at 1, 4 and 8
+# threads on silesia-7. Built elsewhere and carried, as run.sh:
 #   bench/gpu/decompress.sh CARRY TAR OUTDIR
 #   CARRY/bin/gpbzip2  CARRY/lib (libdivsufsort)  CARRY/x/usr/bin/{lbzip2,pbzip2}
 #   CARRY/silesia7.xz  the seven Silesia files concatenated;  TAR: the source tar
+# INPUTS (default "s7x4 s7x16 tar") and SMALL=0 (no pbzip2, bzip2 or thread sweep) cut
+# the run short.
 set -u
 carry=$(realpath "$1")
 tar=$(realpath "$2")
@@ -21,7 +24,7 @@ for i in 1 2 3 4; do cat $work/s7; done >$work/s7x4
 for i in 1 2 3 4; do cat $work/s7x4; done >$work/s7x16
 cp "$tar" $work/tar
 bzip2 -9 -c $work/s7 >$work/s7.bz2
-for f in s7x4 s7x16 tar; do $gp -9 -c $work/$f >$work/$f.bz2; done
+for f in ${INPUTS:-s7x4 s7x16 tar}; do $gp -9 -c $work/$f >$work/$f.bz2; done
 $gp -9 -c $work/s7 | cmp -s - $work/s7.bz2 || { echo "gpbzip2 -9 differs from bzip2 -9" >&2; exit 1; }
 if [ -x /usr/bin/time ]; then rss="/usr/bin/time -f %M -o $work/rss"; else rss=; echo 0 >$work/rss; fi
 # best RUNS CMD...: "seconds MB" of the fastest run; its output in $work/out
@@ -47,16 +50,18 @@ best() {
   echo
   echo "| input | tool | seconds (best of 3, two rounds) | MB/s of output | peak RSS MB |"
   echo "|---|---|---:|---:|---:|"
-  for f in s7x4 s7x16 tar; do
+  for f in ${INPUTS:-s7x4 s7x16 tar}; do
     n=$(stat -c %s $work/$f)
     for round in 1 2; do
-      for t in "gpbzip2 -d -n16:$gp -d -n16" "lbzip2 -d -n16:$lb -d -n16"; do
+      for t in "gpbzip2 -d -n16 (GPU auto):$gp -d -n16" "gpbzip2 -d -n16 --gpu=on:$gp -d -n16 --gpu=on" \
+               "gpbzip2 -d -n16 --gpu=off:$gp -d -n16 --gpu=off" "lbzip2 -d -n16:$lb -d -n16"; do
         read -r s m < <(best 3 ${t#*:} -c $work/$f.bz2)
         cmp -s $work/out $work/$f || echo "| $f | ${t%%:*} | OUTPUT DIFFERS | | |"
         echo "| $f | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
       done
     done
   done
+  [ "${SMALL:-1}" = 0 ] && exit 0
   n=$(stat -c %s $work/s7x4)
   for t in "pbzip2 -d -p16:$pb -d -p16" "bzip2 -d:bzip2 -d"; do
     read -r s m < <(best 1 ${t#*:} -c $work/s7x4.bz2)
@@ -64,7 +69,7 @@ best() {
   done
   n=$(stat -c %s $work/s7)
   for k in 1 4 8; do
-    for t in "gpbzip2 -d -n$k:$gp -d -n$k" "lbzip2 -d -n$k:$lb -d -n$k"; do
+    for t in "gpbzip2 -d -n$k --gpu=off:$gp -d -n$k --gpu=off" "lbzip2 -d -n$k:$lb -d -n$k"; do
       read -r s m < <(best 3 ${t#*:} -c $work/s7.bz2)
       echo "| s7 | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
     done

@@ -6,6 +6,12 @@
 //   gpu_bench encode FILE LEVEL THREADS   the CPU side alone: blocks sorted on the GPU
 //                                         first, then CRC and entropy coding timed on
 //                                         THREADS threads (the ceiling with a fast GPU)
+//   gpu_bench inverse FILE LEVEL LANES BATCH_BLOCKS
+//                                         decompression's parts on one CPU thread (symbol
+//                                         decoding, inverse BWT, run-length decoding and
+//                                         CRC, MB/s of block bytes each) and the GPU
+//                                         inverse BWT alone, in batches of BATCH_BLOCKS
+//                                         by LANES threads
 //   gpu_bench compress IN OUT LEVEL THREADS auto|on|off
 //                                         whole compression; prints seconds and MB/s
 //                                         on stderr (OUT may be /dev/stdout)
@@ -30,6 +36,8 @@
 #include "gpbzip2.h"
 #include "common/gpu.h"
 #include "compress/gpu_bwt.h"
+#include "decompress/block_decoder.h"
+#include "decompress/gpu_inverse_bwt.h"
 
 using namespace gpbzip2;
 using Clock = std::chrono::steady_clock;
@@ -127,6 +135,97 @@ static int bench_encode(const char* path, int level, int threads) {
   return 0;
 }
 
+static int bench_inverse(const char* path, int level, int lanes, size_t per_batch) {
+  std::ifstream f(path, std::ios::binary);
+  std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
+  MemorySource src(input);
+  BlockReader reader(src, level);
+  std::vector<Job> jobs;
+  for (Job j; reader.next(j.raw);) jobs.push_back(std::move(j));
+  // Each block compressed (on all cores), keeping its BWT vector and its coded bits.
+  std::vector<BwtResult> bwt(jobs.size());
+  std::vector<CodedBlock> coded(jobs.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < std::thread::hardware_concurrency(); t++)
+    pool.emplace_back([&] {
+      BlockCompressor c;
+      for (size_t i; (i = next++) < jobs.size();) {
+        coded[i] = c.compress(jobs[i]);
+        bwt_forward(jobs[i].raw.data.data(), int32_t(jobs[i].raw.data.size()), c.bwt, bwt[i]);
+      }
+    });
+  for (auto& t : pool) t.join();
+  size_t bytes = 0;
+  for (auto& j : jobs) bytes += j.raw.data.size();
+  const double mb = double(bytes) / 1e6;
+
+  // One CPU thread, stage by stage, as a station runs them.
+  BlockDecoder dec;
+  std::vector<uint8_t> memory(BlockDecoder::kWorkPages * BlockDecoder::kWorkPage);
+  uint8_t* work[BlockDecoder::kWorkPages];
+  for (size_t i = 0; i < BlockDecoder::kWorkPages; i++) work[i] = memory.data() + i * BlockDecoder::kWorkPage;
+  std::vector<uint8_t> out(size_t(1) << 20), text;
+  double t_sym = 0, t_inv = 0, t_exp = 0;
+  for (size_t i = 0; i < jobs.size(); i++) {
+    std::vector<uint8_t> bits = coded[i].bits;
+    bits.resize(bits.size() + 16, 0);
+    auto t0 = Clock::now();
+    if (dec.decode_symbols(bits.data(), bits.size() - 16, 0) != BlockDecoder::Status::Ok) {
+      std::fprintf(stderr, "block %zu does not decode\n", i);
+      return 1;
+    }
+    t_sym += since(t0);
+    t0 = Clock::now();
+    dec.invert(work);
+    t_inv += since(t0);
+    t0 = Clock::now();
+    RunExpander runs(dec.text().data(), dec.text().size());
+    while (runs.read(out.data(), out.size())) {
+    }
+    t_exp += since(t0);
+  }
+  std::printf("cpu, one thread, %.1f MB of blocks: symbols %.0f MB/s, inverse BWT %.0f MB/s, "
+              "runs and CRC %.0f MB/s\n", mb, mb / t_sym, mb / t_inv, mb / t_exp);
+
+  size_t most = 0;
+  for (size_t b = 0; b < jobs.size(); b += per_batch) {
+    size_t sum = 0;
+    for (size_t i = b; i < std::min(jobs.size(), b + per_batch); i++) sum += bwt[i].last.size();
+    most = std::max(most, sum);
+  }
+  auto t_open = Clock::now();
+  std::vector<std::unique_ptr<GpuInverseBwt>> gpus;
+  for (int l = 0; l < lanes; l++)
+    gpus.push_back(std::make_unique<GpuInverseBwt>(0, most, uint32_t(per_batch)));
+  std::printf("opening %d lane(s): %.3f s\n", lanes, since(t_open));
+  const size_t batches = (jobs.size() + per_batch - 1) / per_batch;
+  for (int rep = 0; rep < 3; rep++) {
+    std::vector<std::vector<uint8_t>> vec(jobs.size());
+    for (size_t i = 0; i < jobs.size(); i++) vec[i] = bwt[i].last;
+    next = 0;
+    auto t0 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int l = 0; l < lanes; l++)
+      threads.emplace_back([&, l] {
+        std::vector<InverseBwtBlock> blocks;
+        for (size_t b; (b = next++) < batches;) {
+          blocks.clear();
+          for (size_t i = b * per_batch; i < std::min(jobs.size(), (b + 1) * per_batch); i++)
+            blocks.push_back({vec[i].data(), uint32_t(vec[i].size()), bwt[i].orig_ptr});
+          gpus[size_t(l)]->invert(blocks);
+        }
+      });
+    for (auto& t : threads) t.join();
+    const double s = since(t0);
+    bool same = true;
+    for (size_t i = 0; i < jobs.size(); i++) same = same && vec[i] == jobs[i].raw.data;
+    std::printf("gpu inverse BWT, %d lane(s), %zu blocks a batch: %.1f MB in %.4f s = %.0f MB/s%s\n",
+                lanes, per_batch, mb, s, mb / s, same ? "" : " (TEXT DIFFERS)");
+  }
+  return 0;
+}
+
 static int bench_compress(const char* in_path, const char* out_path, int level, int threads,
                           const std::string& gpu) {
   int in = open(in_path, O_RDONLY);
@@ -164,6 +263,8 @@ int main(int argc, char** argv) {
                        size_t(std::atoi(argv[6])));
     if (argc == 5 && !std::strcmp(argv[1], "encode"))
       return bench_encode(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+    if (argc == 6 && !std::strcmp(argv[1], "inverse"))
+      return bench_inverse(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), size_t(std::atoi(argv[5])));
     if (argc == 7 && !std::strcmp(argv[1], "compress"))
       return bench_compress(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]), argv[6]);
   } catch (const std::exception& e) {

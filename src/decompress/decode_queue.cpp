@@ -36,7 +36,11 @@ void DecodeQueue::submit(TaskPtr t) {
 
 void DecodeQueue::wait(const DecodeTask& t) {
   std::unique_lock lk(mu_);
+  checking_ = &t;
+  // Its batch goes now, full or not.
+  if (t.waiting_for_gpu) gpu_cv_.notify_one();
   done_cv_.wait(lk, [&] { return t.done; });
+  checking_ = nullptr;
 }
 
 void DecodeQueue::stop() {
@@ -61,8 +65,6 @@ TaskPtr DecodeQueue::pop_for_cpu() {
     std::deque<TaskPtr>& from = back_from_gpu_.empty() ? fresh_ : back_from_gpu_;
     TaskPtr t = std::move(from.front());
     from.pop_front();
-    // A lane waiting for a full batch takes what there is once no new block is left.
-    if (fresh_.empty() && !for_gpu_.empty()) gpu_cv_.notify_one();
     if (!t->cancelled) return t;
     t->done = true;
     done_cv_.notify_all();
@@ -84,6 +86,7 @@ void DecodeQueue::to_gpu(TaskPtr t) {
       return;
     }
     for_gpu_bytes_ += t->bwt.size();
+    t->waiting_for_gpu = true;
     for_gpu_.push_back(std::move(t));
   }
   gpu_cv_.notify_one();
@@ -109,7 +112,10 @@ void DecodeQueue::remove_gpu_lane() {
   std::lock_guard lk(mu_);
   if (--gpu_lanes_ > 0) return;
   gpu_capacity_ = 0;
-  for (; !for_gpu_.empty(); for_gpu_.pop_front()) back_from_gpu_.push_back(std::move(for_gpu_.front()));
+  for (; !for_gpu_.empty(); for_gpu_.pop_front()) {
+    for_gpu_.front()->waiting_for_gpu = false;
+    back_from_gpu_.push_back(std::move(for_gpu_.front()));
+  }
   for_gpu_bytes_ = 0;
   cpu_cv_.notify_all();
 }
@@ -118,7 +124,7 @@ std::vector<TaskPtr> DecodeQueue::pop_gpu_batch(size_t max_blocks, size_t max_by
   std::unique_lock lk(mu_);
   gpu_cv_.wait(lk, [&] {
     return stopped_ || for_gpu_.size() >= max_blocks || for_gpu_bytes_ >= max_bytes ||
-           (!for_gpu_.empty() && fresh_.empty());
+           (checking_ && checking_->waiting_for_gpu);
   });
   std::vector<TaskPtr> batch;
   if (stopped_) return batch;
@@ -126,6 +132,7 @@ std::vector<TaskPtr> DecodeQueue::pop_gpu_batch(size_t max_blocks, size_t max_by
   while (!for_gpu_.empty() && batch.size() < max_blocks &&
          bytes + for_gpu_.front()->bwt.size() <= max_bytes) {
     bytes += for_gpu_.front()->bwt.size();
+    for_gpu_.front()->waiting_for_gpu = false;
     batch.push_back(std::move(for_gpu_.front()));
     for_gpu_.pop_front();
   }

@@ -58,6 +58,7 @@ struct DecodeTask {
   std::vector<uint8_t> bwt;
   uint32_t orig_ptr = 0;
   bool randomised = false;
+  bool waiting_for_gpu = false;  // in a GPU lane's queue, not yet in a batch
   bool inverted = false;
 
   // The result.
@@ -99,8 +100,8 @@ class DecodeQueue {
   // the blocks waiting for one.
   void add_gpu_lane(size_t batch_blocks, size_t batch_bytes);
   void remove_gpu_lane();
-  // Up to max_blocks blocks of max_bytes in all: a full batch, or what there is once no
-  // new block waits for a CPU. Empty once stopped.
+  // Up to max_blocks blocks of max_bytes in all: a full batch, or what there is once the
+  // checker waits for one of them. Empty once stopped.
   std::vector<TaskPtr> pop_gpu_batch(size_t max_blocks, size_t max_bytes);
   void return_from_gpu(std::vector<TaskPtr> tasks);
 
@@ -109,6 +110,7 @@ class DecodeQueue {
   std::condition_variable cpu_cv_, gpu_cv_, done_cv_;
   size_t max_in_flight_;
   std::deque<TaskPtr> fresh_, back_from_gpu_, for_gpu_;
+  const DecodeTask* checking_ = nullptr;  // the block the checker waits for
   size_t for_gpu_bytes_ = 0;
   size_t gpu_lanes_ = 0, gpu_capacity_ = 0;  // lanes open, and bytes their batches hold
   bool stopped_ = false;

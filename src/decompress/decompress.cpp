@@ -30,7 +30,9 @@ namespace {
 constexpr size_t kReadChunk = size_t(256) << 10;
 // Bytes of input kept ahead per block in flight: about one compressed block.
 constexpr size_t kReadAheadPerBlock = size_t(1) << 20;
-// Dead input bytes collected before they are dropped (dropping moves the rest).
+// Dead input bytes collected before they are dropped. Dropping moves the live bytes, so
+// it waits until there are a quarter as many dead ones: each byte is moved about four
+// times at most, however many blocks are in flight.
 constexpr size_t kDiscardStep = size_t(256) << 10;
 // More bytes than any block bzip2 accepts can take (18002 selectors of 50 codes of at
 // most 20 bits, plus tables); a block running longer is corrupt.
@@ -67,10 +69,10 @@ class InputWindow {
     buf_.resize(old + n);
     return n > 0;
   }
-  // Forgets bytes before `offset`, in large steps so that the copying stays cheap.
+  // Forgets bytes before `offset`, in steps large enough that the copying stays cheap.
   void discard_before(uint64_t offset) {
     const size_t dead = size_t(offset - base_);
-    if (dead < kDiscardStep) return;
+    if (dead < kDiscardStep || 4 * dead < buf_.size() - dead) return;
     buf_.erase(buf_.begin(), buf_.begin() + ptrdiff_t(dead));
     base_ = offset;
   }
@@ -111,9 +113,12 @@ class Decompressor {
         opts_(opts),
         threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
         queue_(blocks_in_flight(threads_)),
-        window_(in, (queue_.max_in_flight() + (opts.gpu == GpuMode::Off ? 0 : kGpuBlocksInFlight)) *
-                            kReadAheadPerBlock +
-                        kMaxBlockSpan + kReadChunk + kDiscardStep),
+        // Live input, and a quarter as much dead before it is dropped.
+        window_(in, 5 * ((queue_.max_in_flight() +
+                          (opts.gpu == GpuMode::Off ? 0 : kGpuBlocksInFlight)) *
+                             kReadAheadPerBlock +
+                         kMaxBlockSpan + kReadChunk) / 4 +
+                        kDiscardStep),
         gpu_after_(gpu_after(opts)),
         scratch_(new uint8_t[kPiece]) {}
 
