@@ -1,7 +1,4 @@
 // Compression pipeline: reader -> work queue -> stations -> ordered writer.
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <thread>
 
@@ -10,20 +7,15 @@
 #include "common/format.h"
 #include "gpbzip2.h"
 #include "common/gpu.h"
+#include "common/thread_priority.h"
 #include "stream_writer.h"
 
 namespace gpbzip2 {
 
 namespace {
 
-// With GPU stations, the threads that feed everyone (reader, writer, GPU lanes opening
-// and sorting; brief but on the critical path) should not wait for a core behind the
-// CPU stations, so the stations run a little nicer (kernels/NOTES.md has the runs).
 void run_cpu_station_nicer(WorkQueue& queue) {
-#ifdef __linux__
-  const int tid = int(gettid());
-  setpriority(PRIO_PROCESS, id_t(tid), getpriority(PRIO_PROCESS, id_t(tid)) + 5);
-#endif
+  run_nicer();
   run_cpu_station(queue);
 }
 

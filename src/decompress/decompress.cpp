@@ -11,6 +11,7 @@
 #include <deque>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -19,9 +20,11 @@
 #include "common/crc32.h"
 #include "common/format.h"
 #include "common/gpu.h"
+#include "common/thread_priority.h"
 #include "decode_queue.h"
 #include "decode_station.h"
 #include "gpbzip2.h"
+#include "output_writer.h"
 
 namespace gpbzip2 {
 
@@ -120,7 +123,11 @@ class Decompressor {
                          kMaxBlockSpan + kReadChunk) / 4 +
                         kDiscardStep),
         gpu_after_(gpu_after(opts)),
-        scratch_(new uint8_t[kPiece]) {}
+        scratch_(new uint8_t[kPiece]) {
+    // The writer keeps a few blocks queued: enough to take a GPU batch's worth as it
+    // comes back, few enough to bound the memory when the output is slow.
+    if (out_) writer_.emplace(*out_, pages_, std::max(1, threads_ / 2), opts.progress);
+  }
 
   ~Decompressor() {
     queue_.stop();
@@ -159,6 +166,7 @@ class Decompressor {
       accept_block(*t);
       pop_candidate();
     }
+    if (writer_) totals_.bytes_out = writer_->finish();
     return totals_;
   }
 
@@ -226,7 +234,10 @@ class Decompressor {
     // A station starts with each block handed out until there are `threads`: a small
     // input starts no more threads than it can use. The GPU opens with the first.
     if (stations_.size() < size_t(threads_))
-      stations_.emplace_back(run_decode_station, std::ref(queue_), std::ref(pages_));
+      stations_.emplace_back([this] {
+        if (opts_.gpu != GpuMode::Off && built_with_cuda()) run_nicer();
+        run_decode_station(queue_, pages_);
+      });
     if (!gpu_started_ && (opts_.gpu == GpuMode::On || window_.end() >= gpu_after_)) {
       gpu_started_ = true;
       gpu_stations_ = start_gpu_decode_stations(queue_, opts_);
@@ -287,29 +298,16 @@ class Decompressor {
       corrupt_block("block larger than the stream's block size");
     if (t.crc != t.stored_crc) corrupt_block("block CRC mismatch");
 
-    if (!out_) {
-      totals_.bytes_out += t.out_bytes;
-    } else if (!t.text.empty()) {
-      RunExpander runs(t.text.data(), t.text.size());
-      while (size_t n = runs.read(scratch_.get(), kPiece)) write(scratch_.get(), n);
-    } else {
-      for (size_t page = 0, left = t.out_bytes; left > 0; page++) {
-        const size_t k = std::min(left, kPage);
-        write(t.out[page].get(), k);
-        left -= k;
-      }
-      pages_.give(t.out);
-    }
     stream_crc_ = combine_stream_crc(stream_crc_, t.crc);
     expected_ = t.first_byte * 8 + t.end_bit;
     blocks_++;
     totals_.bytes_in = expected_ / 8;
-    if (opts_.progress) opts_.progress(totals_.bytes_in, totals_.bytes_out);
-  }
-
-  void write(const uint8_t* p, size_t n) {
-    out_->write(p, n);
-    totals_.bytes_out += n;
+    if (writer_) {
+      writer_->add({std::move(t.out), std::move(t.text), t.out_bytes, totals_.bytes_in});
+    } else {
+      totals_.bytes_out += t.out_bytes;
+      if (opts_.progress) opts_.progress(totals_.bytes_in, totals_.bytes_out);
+    }
   }
 
   // Checks the stream CRC after the end-of-stream magic at expected_; then looks for the
@@ -361,6 +359,8 @@ class Decompressor {
   bool gpu_started_ = false;
   std::vector<std::thread> stations_, gpu_stations_;
   PagePool pages_;
+  // After pages_, whose pages it gives back, and before the stations' threads end.
+  std::optional<OutputWriter> writer_;
   std::unique_ptr<uint8_t[]> scratch_;  // touched only if used
   std::unique_ptr<BlockDecoder> local_;
 
