@@ -81,7 +81,16 @@ BlockDecoder::BlockDecoder() {
   tt_.reset(static_cast<uint32_t*>(p));
 }
 
-BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t size, uint64_t bit) {
+BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t size, uint64_t bit,
+                                                  uint8_t* bwt) {
+  return bwt ? decode_into(data, size, bit, bwt) : decode_into(data, size, bit, tt_.get());
+}
+
+// The BWT vector's bytes go to `out`: the decoder's own words (for its inverse BWT), or
+// bytes for another station's.
+template <typename Sym>
+BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size, uint64_t bit,
+                                               Sym* out) {
   BitReader br(data, size, bit);
   // Corrupt-looking data past the end of the input is really missing input.
   auto failed = [&](const char* why) { return br.overran() ? Status::OutOfInput : fail(why); };
@@ -152,7 +161,7 @@ BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t si
   std::memcpy(mtf, seq_to_byte, size_t(in_use));
   uint32_t* const freq = freq_;
   std::fill_n(freq, 256, 0u);
-  uint32_t* const tt = tt_.get();
+  Sym* const tt = out;
   const uint32_t limit = uint32_t(format::kMaxBlockBytes);
   uint32_t n = 0;
   uint32_t run = 0, run_digit = 1;
@@ -190,7 +199,7 @@ BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t si
       if (run > limit - n) return failed("block longer than its limit");
       const uint8_t b = mtf[0];
       freq[b] += run;
-      std::fill(tt + n, tt + n + run, uint32_t(b));
+      std::fill(tt + n, tt + n + run, Sym(b));
       n += run;
       run = 0;
       run_digit = 1;
@@ -227,11 +236,6 @@ BlockDecoder::Status BlockDecoder::decode(const uint8_t* data, size_t size, uint
   const Status st = decode_symbols(data, size, bit);
   if (st == Status::Ok) invert(work);
   return st;
-}
-
-void BlockDecoder::copy_bwt(uint8_t* out) const {
-  const uint32_t* const tt = tt_.get();
-  for (uint32_t i = 0; i < nblock_; i++) out[i] = uint8_t(tt[i]);
 }
 
 void BlockDecoder::load_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr, bool randomised) {

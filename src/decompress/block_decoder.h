@@ -39,12 +39,11 @@ class BlockDecoder {
   // work: kWorkPages pages of kWorkPage bytes of scratch memory (the pages that take the
   // output afterwards, say).
   Status decode(const uint8_t* data, size_t size, uint64_t bit, std::span<uint8_t* const> work);
-  // decode() in two steps, for a block whose BWT another station inverts: the symbols
-  // into the BWT vector, then (here, or elsewhere after copy_bwt) its inverse.
-  Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit);
+  // decode() in two steps: the symbols into the BWT vector, then its inverse. With
+  // `bwt` (kMaxBlockBytes bytes), the vector goes there for another station to invert,
+  // and invert() must not follow.
+  Status decode_symbols(const uint8_t* data, size_t size, uint64_t bit, uint8_t* bwt = nullptr);
   void invert(std::span<uint8_t* const> work);
-  // The BWT vector after decode_symbols: block_bytes() bytes.
-  void copy_bwt(uint8_t* out) const;
   // Takes a BWT vector as decode_symbols would leave it, for invert().
   void load_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr, bool randomised);
   // The inverse BWT alone, for tests: the text of the BWT vector bwt[0, n) (n from 1 to
@@ -68,6 +67,8 @@ class BlockDecoder {
     why_ = why;
     return Status::Corrupt;
   }
+  template <typename Sym>
+  Status decode_into(const uint8_t* data, size_t size, uint64_t bit, Sym* out);
   void link_rows();
   void undo_bwt(std::span<uint8_t* const> work);
   uint32_t walk_chains(std::span<uint8_t* const> work);

@@ -1,5 +1,7 @@
 #include "decode_station.h"
 
+#include "common/format.h"
+
 namespace gpbzip2 {
 namespace {
 
@@ -41,9 +43,10 @@ void invert_and_expand(DecodeTask& t, BlockDecoder& dec, PagePool& pool, uint8_t
   expand(t, dec.text().data(), dec.text().size(), pool, scratch);
 }
 
-// Decodes the symbols; false where the block failed (t.status says how).
-bool decode_symbols(DecodeTask& t, BlockDecoder& dec) {
-  t.status = dec.decode_symbols(t.data.data(), t.size, t.bit);
+// Decodes the symbols, into `bwt` if given; false where the block failed (t.status says
+// how).
+bool decode_symbols(DecodeTask& t, BlockDecoder& dec, uint8_t* bwt = nullptr) {
+  t.status = dec.decode_symbols(t.data.data(), t.size, t.bit, bwt);
   t.data = {};
   if (t.status != BlockDecoder::Status::Ok) {
     t.why = dec.why();
@@ -72,15 +75,20 @@ bool work_on(DecodeTask& t, DecodeQueue& queue, const TaskPtr& shared, BlockDeco
     invert_and_expand(t, dec, pool, scratch);
     return true;
   }
-  if (!decode_symbols(t, dec)) return true;
   if (queue.gpu_wants()) {
+    // For the GPU: the vector goes straight into the block's own bytes.
+    t.bwt.resize(format::kMaxBlockBytes);
+    if (!decode_symbols(t, dec, t.bwt.data())) {
+      t.bwt = {};
+      return true;
+    }
     t.bwt.resize(t.block_bytes);
-    dec.copy_bwt(t.bwt.data());
     t.orig_ptr = dec.orig_ptr();
     t.randomised = dec.randomised();
     queue.to_gpu(shared);
     return false;
   }
+  if (!decode_symbols(t, dec)) return true;
   invert_and_expand(t, dec, pool, scratch);
   return true;
 }
