@@ -182,14 +182,20 @@ static std::vector<uint8_t> decompress(const std::vector<uint8_t>& bz, GpuMode g
   return sink.data;
 }
 
+// Every kind of the corpus back to back, a few blocks at `level`.
+static std::vector<uint8_t> all_kinds(int level) {
+  std::vector<uint8_t> in;
+  for (const auto& kind : corpus::kinds()) {
+    auto part = corpus::generate(kind, size_t(level) * 60000 + 12345, uint64_t(level));
+    in.insert(in.end(), part.begin(), part.end());
+  }
+  return in;
+}
+
 static void test_decode_streams() {
   using corpus::generate;
   for (int level = 1; level <= 9; level++) {
-    std::vector<uint8_t> in;
-    for (const auto& kind : corpus::kinds()) {
-      auto part = generate(kind, size_t(level) * 60000 + 12345, uint64_t(level));
-      in.insert(in.end(), part.begin(), part.end());
-    }
+    const auto in = all_kinds(level);
     auto bz = testing::bzip2_reference(in, level);
     std::string notices;
     CHECK(decompress(bz, GpuMode::On, &notices) == in, "decode -" + std::to_string(level));
@@ -221,11 +227,7 @@ static void test_decode_streams() {
 static void test_streams() {
   using corpus::generate;
   for (int level = 1; level <= 9; level++) {
-    std::vector<uint8_t> in;
-    for (const auto& kind : corpus::kinds()) {
-      auto part = generate(kind, size_t(level) * 60000 + 12345, uint64_t(level));
-      in.insert(in.end(), part.begin(), part.end());
-    }
+    const auto in = all_kinds(level);
     std::string notices;
     auto ours = compress(in, level, GpuMode::On, &notices);
     CHECK(ours == testing::bzip2_reference(in, level), "stream -" + std::to_string(level));
