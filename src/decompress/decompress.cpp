@@ -125,8 +125,9 @@ class Decompressor {
         gpu_after_(gpu_after(opts)),
         scratch_(new uint8_t[kPiece]) {
     // The writer keeps a few blocks queued: enough to take a GPU batch's worth as it
-    // comes back, few enough to bound the memory when the output is slow.
-    if (out_) writer_.emplace(*out_, pages_, std::max(1, threads_ / 2), opts.progress);
+    // comes back, few enough to bound the memory when the output is slow. With one
+    // station the checker has time to write itself, and each block held costs memory.
+    if (out_) writer_.emplace(*out_, pages_, size_t(threads_ / 2), opts.progress);
   }
 
   ~Decompressor() {

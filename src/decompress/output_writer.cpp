@@ -5,7 +5,7 @@ namespace gpbzip2 {
 OutputWriter::OutputWriter(Sink& out, PagePool& pages, size_t max_queued,
                            std::function<void(uint64_t, uint64_t)> progress)
     : out_(out), pages_(pages), max_queued_(max_queued), progress_(std::move(progress)) {
-  thread_ = std::thread([this] { run(); });
+  if (max_queued_ > 0) thread_ = std::thread([this] { run(); });
 }
 
 OutputWriter::~OutputWriter() {
@@ -14,10 +14,16 @@ OutputWriter::~OutputWriter() {
     closing_ = true;
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void OutputWriter::add(BlockOutput block) {
+  if (max_queued_ == 0) {
+    write_block(block);
+    written_ += block.bytes;
+    if (progress_) progress_(block.input_end, written_);
+    return;
+  }
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return error_ || queue_.size() < max_queued_; });
   if (error_) std::rethrow_exception(error_);

@@ -26,6 +26,7 @@ struct BlockOutput {
 class OutputWriter {
  public:
   // progress(input bytes, output bytes) after each block, from the writer's thread.
+  // max_queued 0: no thread; add() writes each block itself.
   OutputWriter(Sink& out, PagePool& pages, size_t max_queued,
                std::function<void(uint64_t, uint64_t)> progress);
   // Writes what it was given, then stops: output before a damaged block is kept.
