@@ -2,6 +2,7 @@
 // stations may take while blocks are slow or GPUs are opening.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -17,8 +18,10 @@ namespace {
 Job raw_job(uint64_t index) {
   Job job;
   job.raw.index = index;
-  job.raw.data.assign(1000, uint8_t(index));
+  job.raw.buffer.reserve(1000);
+  std::fill_n(job.raw.buffer.data(), 1000, uint8_t(index));
   job.raw.input_bytes = 1000;
+  job.raw.rle_bytes = 1000;
   return job;
 }
 
@@ -55,34 +58,49 @@ TEST_CASE("A slow block at the head does not stop the reader", "[queue]") {
   REQUIRE(q.take(1)->index == 1);
 }
 
-TEST_CASE("While GPUs open, the CPUs leave them their first batches", "[queue]") {
+TEST_CASE("While GPUs open, the CPUs prepare their first batches", "[queue]") {
   WorkQueue q(4, 1);
   q.reserve_for_gpus(3);
   for (uint64_t i = 0; i < 3; i++) REQUIRE(q.push_raw(raw_job(i)));
+  // The blocks the GPUs will sort first are only prepared...
+  for (uint64_t i = 0; i < 3; i++) {
+    auto job = q.pop_for_cpu();
+    REQUIRE(job);
+    REQUIRE(job->prepare_only);
+    REQUIRE(job->raw.index == i);
+    job->prepared = true;
+    q.prepared(std::move(*job));
+  }
+  // ... and then the CPUs wait.
   auto first = std::async(std::launch::async, [&] { return q.pop_for_cpu(); });
   REQUIRE(first.wait_for(100ms) == std::future_status::timeout);
-  // One block more than the GPUs' batches: a CPU takes the oldest.
+  // One block more than the GPUs' batches: a CPU compresses the oldest whole.
   REQUIRE(q.push_raw(raw_job(3)));
   REQUIRE(first.wait_for(5s) == std::future_status::ready);
-  REQUIRE(first.get()->raw.index == 0);
-  // The GPUs fail to open: the CPUs take the rest.
+  auto oldest = first.get();
+  REQUIRE(oldest->raw.index == 0);
+  REQUIRE(!oldest->prepare_only);
+  // The GPUs fail to open: the CPUs compress the rest.
   q.gpu_open_failed(3);
   q.close_input(4);
   for (uint64_t i = 1; i < 4; i++) {
     auto job = q.pop_for_cpu();
     REQUIRE(job);
     REQUIRE(job->raw.index == i);
+    REQUIRE(!job->prepare_only);
   }
+  REQUIRE(!q.pop_for_cpu());
 }
 
 TEST_CASE("A recycled buffer comes back to the reader", "[queue]") {
   WorkQueue q(4, 1);
   REQUIRE(q.spare_buffer().empty());
-  std::vector<uint8_t> buffer(5000, 7);
+  gpbzip2::ByteBuffer buffer;
+  buffer.reserve(5000);
   const uint8_t* memory = buffer.data();
   q.recycle(std::move(buffer));
-  std::vector<uint8_t> again = q.spare_buffer();
+  gpbzip2::ByteBuffer again = q.spare_buffer();
   REQUIRE(again.data() == memory);
-  REQUIRE(again.size() == 5000);
+  REQUIRE(again.capacity() == 5000);
   REQUIRE(q.spare_buffer().empty());
 }
