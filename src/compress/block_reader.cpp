@@ -88,7 +88,12 @@ bool BlockReader::next(RawBlock& out) {
     if (!eof_ && end - pos <= kLookahead) {
       // Enough to reach the cut should the rest have no runs, and to see past it.
       const size_t want = std::max(kMinRead, full - w + kLookahead + 3 - (end - pos));
-      if (buf.capacity() - end < want) buf.reserve(std::max(end + want, 2 * buf.capacity()), end);
+      if (buf.capacity() - end < want) {
+        // Room for the whole block at the encoding ratio seen so far (blocks of long runs
+        // hold many times the limit): one move of what is read, not a move per doubling.
+        const size_t expected = w > 0 ? size_t(double(pos) * double(full) / double(w)) : 0;
+        buf.reserve(std::max({end + want, 2 * buf.capacity(), expected + want}), end);
+      }
       const size_t got = src_.read(buf.data() + end, want);
       eof_ = got == 0;
       end += got;
