@@ -77,8 +77,10 @@ BlockReader::BlockReader(Source& src, int level) : src_(src), limit_(format::blo
 // search for four equal bytes) count one for one, each run piece five.
 bool BlockReader::next(RawBlock& out) {
   ByteBuffer& buf = out.buffer;
-  buf.reserve(carry_.size());
-  std::memcpy(buf.data(), carry_.data(), carry_.size());
+  if (!carry_.empty()) {
+    buf.reserve(carry_.size());
+    std::memcpy(buf.data(), carry_.data(), carry_.size());
+  }
   size_t end = carry_.size(), pos = 0;
   carry_.clear();
   const size_t full = size_t(limit_);

@@ -7,8 +7,9 @@
 // blocks so that no slow station holds them while faster ones sit idle.
 //
 // Each kind of waiter (reader, CPU stations, GPU lanes, writer) has its own condition
-// variable and is woken only by events that can let it go on: with many threads, waking
-// everyone on every block made them queue for the lock.
+// variable and is woken only by events that can let it go on, one thread where one can
+// take the work: waking every thread on every event (the herd suspected of flattening
+// 48-64 threads, kernels/NOTES.md) makes them queue for the lock.
 #pragma once
 #include <chrono>
 #include <condition_variable>
