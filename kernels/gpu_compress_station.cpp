@@ -1,7 +1,7 @@
 // The GPU station: on the first visible device, several lanes (host threads, each with
-// its own stream and buffers) take batches of raw blocks from the work queue, sort them
-// on the GPU and hand them back for entropy coding; one lane's uploads and downloads
-// overlap the others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
+// its own stream and buffers) take batches of prepared blocks (run-length coded by the
+// CPU stations) from the work queue, sort them on the GPU and hand them back for entropy
+// coding; one lane's uploads and downloads overlap the others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -67,7 +67,10 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
     auto t0 = std::chrono::steady_clock::now();
     try {
       blocks.clear();
-      for (const Job& j : batch) blocks.push_back({j.raw.data.data(), j.raw.data.size()});
+      for (const Job& j : batch) {
+        const std::span<const uint8_t> text = j.text();
+        blocks.push_back({text.data(), text.size()});
+      }
       bwt->sort(blocks, sorted);
       for (size_t i = 0; i < batch.size(); i++)
         if (sorted[i]) batch[i].sorted = std::move(sorted[i]);

@@ -9,6 +9,7 @@
 #endif
 
 #include "common/crc32.h"
+#include "common/error.h"
 #include "common/format.h"
 
 namespace gpbzip2 {
@@ -16,7 +17,9 @@ namespace {
 
 // Every run is seen whole: a run is at most 255 bytes plus the byte that ends it.
 constexpr size_t kLookahead = 260;
-constexpr size_t kBufferSize = size_t(1) << 20;
+// Reads are at least this long, so that blocks of long runs (up to 51 input bytes per
+// encoded one) take few calls.
+constexpr size_t kMinRead = size_t(64) << 10;
 
 // First position in [p, e) where four equal bytes start, or e. Reads up to 3 bytes past
 // e, which the caller guarantees are there.
@@ -35,122 +38,138 @@ const uint8_t* find_run4(const uint8_t* p, const uint8_t* e) {
   return e;
 }
 
-}  // namespace
-
-BlockReader::BlockReader(Source& src, int level)
-    : src_(src), limit_(format::block_limit(level)), buf_(new uint8_t[kBufferSize]) {}
-
-void BlockReader::fill_lookahead() {
-  if (eof_ || end_ - pos_ > kLookahead) return;
-  std::memmove(buf_.get(), buf_.get() + pos_, end_ - pos_);
-  end_ -= pos_;
-  pos_ = 0;
-  while (!eof_ && end_ <= kLookahead) {
-    size_t got = src_.read(buf_.get() + end_, kBufferSize - end_);
-    eof_ = got == 0;
-    end_ += got;
+// How many bytes from p on, up to e, equal c.
+size_t run_length(const uint8_t* p, const uint8_t* e, uint8_t c) {
+  const uint8_t* q = p;
+#ifdef __SSE2__
+  const __m128i key = _mm_set1_epi8(char(c));
+  for (; e - q >= 16; q += 16) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+    unsigned differ = ~unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, key))) & 0xffffu;
+    if (differ) return size_t(q - p) + size_t(std::countr_zero(differ));
   }
+#endif
+  while (q < e && *q == c) q++;
+  return size_t(q - p);
 }
 
-// Runs of 1 to 3 bytes are copied as they are, so the block is the input copied in bulk
-// between runs of four or more. bzip2 closes a block when a run written fills it; the
-// byte that ended that run starts the next block.
+// End of the run that starts at p (four equal bytes, up to e): bzip2 writes a run in
+// pieces of at most 255 bytes.
+const uint8_t* run_piece_end(const uint8_t* p, const uint8_t* e) {
+  return p + 4 + run_length(p + 4, e - p > 255 ? p + 255 : e, *p);
+}
+
+}  // namespace
+
+void ByteBuffer::reserve(size_t n, size_t keep) {
+  if (n <= cap_) return;
+  std::unique_ptr<uint8_t[]> p(new uint8_t[n]);
+  if (keep > 0) std::memcpy(p.get(), p_.get(), keep);
+  p_ = std::move(p);
+  cap_ = n;
+}
+
+BlockReader::BlockReader(Source& src, int level) : src_(src), limit_(format::block_limit(level)) {}
+
+// bzip2 writes runs of 1 to 3 bytes as they are, four or more as four and a count, and
+// closes a block when a run written fills it; the byte that ended that run starts the next
+// block. So the encoded size is counted, not written: literal stretches (found by the
+// search for four equal bytes) count one for one, each run piece five.
 bool BlockReader::next(RawBlock& out) {
-  // A new buffer grows (doubling) with the block, so that a small input neither zeroes nor
-  // faults in a whole block's worth of memory; a recycled one starts at its old size.
-  const size_t most = size_t(limit_) + 8;
-  out.data.resize(std::min(out.data.capacity(), most));
+  ByteBuffer& buf = out.buffer;
+  if (!carry_.empty()) {
+    buf.reserve(carry_.size());
+    std::memcpy(buf.data(), carry_.data(), carry_.size());
+  }
+  size_t end = carry_.size(), pos = 0;
+  carry_.clear();
   const size_t full = size_t(limit_);
-  size_t w = 0;
-  auto room_for = [&](size_t more) {
-    if (w + more > out.data.size())
-      out.data.resize(std::min(most, std::max(w + more, 2 * out.data.size())));
-  };
-  uint64_t consumed = 0;
+  size_t w = 0;  // encoded size so far
+  bool runs = false;
   for (;;) {
-    fill_lookahead();
-    if (pos_ == end_) break;
-    const uint8_t* const buf = buf_.get();
-    const uint8_t* p = buf + pos_;
-    const uint8_t* const e = buf + end_;
-    // Beyond `scan_end` a run could continue past the buffer; wait for more input.
-    const uint8_t* scan_end = eof_ ? (e - p >= 3 ? e - 3 : p) : e - kLookahead;
-    const uint8_t* run = find_run4(p, scan_end);
+    if (!eof_ && end - pos <= kLookahead) {
+      // Enough to reach the cut should the rest have no runs, and to see past it.
+      const size_t want = std::max(kMinRead, full - w + kLookahead + 3 - (end - pos));
+      if (buf.capacity() - end < want) {
+        // Room for the whole block at the encoding ratio seen so far (blocks of long runs
+        // hold many times the limit): one move of what is read, not a move per doubling.
+        const size_t expected = w > 0 ? size_t(double(pos) * double(full) / double(w)) : 0;
+        buf.reserve(std::max({end + want, 2 * buf.capacity(), expected + want}), end);
+      }
+      const size_t got = src_.read(buf.data() + end, want);
+      eof_ = got == 0;
+      end += got;
+      continue;
+    }
+    if (pos == end) break;
+    const uint8_t* const base = buf.data();
+    const uint8_t* p = base + pos;
+    const uint8_t* const e = base + end;
+    // Beyond `scan_end` a run could continue past what is read; wait for more input.
+    const uint8_t* const scan_end = eof_ ? (e - p >= 3 ? e - 3 : p) : e - kLookahead;
+    const size_t room = full - w;
+    // A run that starts `room` bytes on or later does not matter: the block fills first.
+    const uint8_t* const bound = size_t(scan_end - p) > room ? p + room : scan_end;
+    const uint8_t* run = find_run4(p, bound);
     if (run == scan_end && eof_) run = e;
-    size_t literal = size_t(run - p), room = full - w;
+    const size_t literal = size_t(run - p);
     if (literal >= room) {
       // The block fills inside the literal stretch: at the end of the short run that
       // crosses the limit.
       const uint8_t* cut = p + room;
       while (cut < e && cut[0] == cut[-1]) cut++;
-      room_for(size_t(cut - p));
-      std::memcpy(out.data.data() + w, p, size_t(cut - p));
       w += size_t(cut - p);
-      consumed += uint64_t(cut - p);
-      pos_ = size_t(cut - buf);
+      pos = size_t(cut - base);
       break;
     }
-    room_for(literal + 5);
-    uint8_t* const block = out.data.data();
-    std::memcpy(block + w, p, literal);
     w += literal;
     p = run;
     if (run < scan_end) {
-      const uint8_t* q = run + 4;
-      while (q < e && *q == *run && q - run < 255) q++;
-      std::memset(block + w, *run, 4);
-      block[w + 4] = uint8_t(q - run - 4);
+      p = run_piece_end(run, e);
       w += 5;
-      p = q;
+      runs = true;
     }
-    consumed += uint64_t(p - (buf + pos_));
-    pos_ = size_t(p - buf);
+    pos = size_t(p - base);
     if (w >= full) break;
   }
   if (w == 0) return false;
-  out.data.resize(w);
+  carry_.assign(buf.data() + pos, buf.data() + end);
   out.index = next_index_++;
-  out.input_bytes = consumed;
-  consumed_ += consumed;
+  out.input_bytes = pos;
+  out.rle_bytes = w;
+  out.has_runs = runs;
+  consumed_ += pos;
+  rle_consumed_ += w;
   return true;
 }
 
-uint32_t block_crc(const uint8_t* rle, size_t n) {
-  // The original bytes are rebuilt a few kilobytes at a time and fed to the CRC in bulk:
-  // runs can be dense, and a CRC call per run costs more than the copying.
-  constexpr size_t kChunk = 4096;
-  uint8_t buf[kChunk + 260];
-  size_t fill = 0;
-  uint32_t crc = 0xffffffffu;
-  const uint8_t* p = rle;
-  const uint8_t* const e = rle + n;
-  while (p < e) {
-    // Four equal bytes are always followed by a count of further copies.
-    const uint8_t* run = e - p >= 4 ? find_run4(p, e - 3) : e;
-    if (run == e - 3) run = e;
-    const uint8_t* literal_end = run == e ? e : run + 4;
-    while (p < literal_end) {
-      size_t take = std::min(size_t(literal_end - p), kChunk - fill);
-      std::memcpy(buf + fill, p, take);
-      fill += take;
-      p += take;
-      if (fill == kChunk) {
-        crc = crc32_update(crc, buf, fill);
-        fill = 0;
-      }
-    }
-    if (run != e) {
-      size_t copies = run + 4 < e ? run[4] : 0;
-      std::memset(buf + fill, run[0], copies);
-      fill += copies;
-      p = std::min(run + 5, e);
-      if (fill >= kChunk) {
-        crc = crc32_update(crc, buf, fill);
-        fill = 0;
-      }
-    }
+std::span<const uint8_t> block_text(const RawBlock& b, ByteBuffer& rle) {
+  if (!b.has_runs) return b.input();
+  rle.reserve(b.rle_bytes);
+  const uint8_t* p = b.buffer.data();
+  const uint8_t* const e = p + b.input_bytes;
+  uint8_t* const out = rle.data();
+  size_t w = 0;
+  while (e - p >= 4) {
+    const uint8_t* run = find_run4(p, e - 3);
+    std::memcpy(out + w, p, size_t(run - p));
+    w += size_t(run - p);
+    p = run;
+    if (run == e - 3) break;
+    p = run_piece_end(run, e);
+    std::memset(out + w, *run, 4);
+    out[w + 4] = uint8_t(p - run - 4);
+    w += 5;
   }
-  return ~crc32_update(crc, buf, fill);
+  std::memcpy(out + w, p, size_t(e - p));
+  w += size_t(e - p);
+  // The reader counted this size; the two must agree or the buffer was too small.
+  if (w != b.rle_bytes) throw Error(ErrorKind::Internal, "block size after run-length coding");
+  return {out, w};
+}
+
+uint32_t block_crc(const RawBlock& b) {
+  return ~crc32_update(0xffffffffu, b.buffer.data(), size_t(b.input_bytes));
 }
 
 }  // namespace gpbzip2

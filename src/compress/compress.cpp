@@ -24,7 +24,8 @@ void run_cpu_station_nicer(WorkQueue& queue) {
 // one only for inputs the CPU stations alone would take longer than this on. The GPU
 // won from about 0.6 s of CPU work on 16 cores and 0.7-0.8 s on 32 (kernels/NOTES.md);
 // where the two are close the rule leaves the GPU shut. CPU speed is taken as 15 MB/s a
-// thread (-9; 12-24 measured on the machines here).
+// thread (-9; 12-24 measured on the machines here) of what the BWT sorts: the input after
+// the first run-length coding, which turns long runs into a few bytes.
 constexpr double kGpuWorthSeconds = 0.8;
 constexpr double kCpuBytesPerSecondPerThread = 15e6;
 
@@ -64,22 +65,28 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
 
   const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
   // GPU stations raise the bounds by their batch capacity once found.
-  WorkQueue queue(size_t(2 * threads + 2), threads);
-  // GpuMode::On must fail before any output. Auto opens the GPU at once when the input
-  // is known to be large, and for a smaller one only if it grows past that. From a pipe
-  // it opens once a quarter of that has been read: early enough that large inputs gain
-  // about as much as from a file, at a cost of up to 0.25 s for inputs of a quarter to
-  // one times that size (kernels/NOTES.md).
+  const size_t max_uncoded = size_t(2 * threads + 2);
+  WorkQueue queue(max_uncoded, threads, max_uncoded * size_t(format::block_limit(opts.level)));
+  // GpuMode::On must fail before any output. Auto opens the GPU as soon as what it would
+  // sort looks large enough: for a file, the encoded size of the blocks read so far
+  // scaled to the whole file, so a large file opens it after its first block and a file
+  // of long runs not at all. From a pipe it opens once a quarter of that is read: early
+  // enough that large inputs gain about as much as from a file, at a cost of up to 0.25 s
+  // for inputs of a quarter to one times that size (kernels/NOTES.md).
   const uint64_t gpu_worth = gpu_worth_bytes(threads);
-  const uint64_t gpu_after = opts.input_size > 0 ? gpu_worth : gpu_worth / 4;
+  auto gpu_worth_it = [&] {
+    const double encoded = double(reader.rle_bytes_read());
+    if (opts.input_size == 0) return encoded >= double(gpu_worth / 4);
+    const double unread = double(opts.input_size - std::min(opts.input_size, reader.bytes_read()));
+    return encoded + unread * encoded / double(reader.bytes_read()) >= double(gpu_worth);
+  };
   std::vector<std::thread> gpu_stations;
   bool gpu_started = false;
   auto start_gpu = [&] {
     gpu_stations = start_gpu_stations(queue, opts);
     gpu_started = true;
   };
-  if (opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && opts.input_size >= gpu_worth))
-    start_gpu();
+  if (opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && gpu_worth_it())) start_gpu();
   StreamWriter writer(out, opts.level);
   StreamTotals totals;
 
@@ -111,10 +118,9 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
       if (!queue.push_raw(std::move(job))) break;
       blocks++;
       if (stations.size() < size_t(threads)) start_station();
-      if (!gpu_started && opts.gpu == GpuMode::Auto && reader.bytes_read() >= gpu_after)
-        start_gpu();
+      if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
       job = Job();
-      job.raw.data = queue.spare_buffer();
+      job.raw.buffer = queue.spare_buffer();
       more = reader.next(job.raw);
     }
   } catch (...) {

@@ -6,8 +6,10 @@
 
 namespace gpbzip2 {
 
-// Compresses one block whole (BWT if not yet sorted, then entropy coding).
+// Compresses one block whole (run-length coding and CRC if not yet prepared, BWT if not
+// yet sorted, then entropy coding).
 struct BlockCompressor {
+  ByteBuffer rle;
   BwtWorkspace bwt;
   BwtResult sorted;
   EncoderWorkspace enc;

@@ -12,21 +12,29 @@ constexpr double kLearn = 0.3;
 
 double blend(double old, double sample) { return old > 0 ? old + kLearn * (sample - old) : sample; }
 
+Job take_front(std::deque<Job>& from) {
+  Job job = std::move(from.front());
+  from.pop_front();
+  return job;
+}
+
 }  // namespace
 
 bool WorkQueue::reader_may_push() const {
-  return uncoded_ < max_uncoded_ && in_flight_ < kCodedPerUncoded * max_uncoded_;
+  return uncoded_ < max_uncoded_ && in_flight_ < kCodedPerUncoded * max_uncoded_ &&
+         (input_.empty() || input_bytes_ < max_input_bytes_);
 }
 
 bool WorkQueue::push_raw(Job job) {
   std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] { return error_ || reader_may_push(); });
+  reader_cv_.wait(lk, [&] { return error_ || reader_may_push(); });
   if (error_) return false;
   uncoded_++;
   in_flight_++;
-  raw_bytes_ += job.raw.data.size();
-  raw_.push_back(std::move(job));
-  cv_.notify_all();
+  input_bytes_ += job.raw.input_bytes;
+  unsorted_bytes_ += job.raw.rle_bytes;
+  input_.push_back(std::move(job));
+  cpu_cv_.notify_one();
   return true;
 }
 
@@ -34,7 +42,9 @@ void WorkQueue::close_input(uint64_t total_blocks) {
   std::lock_guard lk(mu_);
   input_closed_ = true;
   total_blocks_ = total_blocks;
-  cv_.notify_all();
+  cpu_cv_.notify_all();
+  gpu_cv_.notify_all();
+  writer_cv_.notify_one();
 }
 
 double WorkQueue::gpu_bytes_per_sec() const {
@@ -45,55 +55,99 @@ double WorkQueue::gpu_bytes_per_sec() const {
   return rate;
 }
 
-// A CPU thread sorts a raw block itself only when the GPUs could not clear the raw queue
-// before it would finish that block: a CPU BWT costs far more CPU time than the coding
-// of a GPU-sorted block. While GPUs open, it leaves them their first batches: a CPU that
-// sorts a block whole then holds up the writer for ~0.1 s just as the GPUs start.
-bool WorkQueue::cpu_may_take_raw() const {
-  if (raw_.empty()) return false;
-  if (gpus_active_ == 0) return raw_.size() > gpu_opening_blocks_;
-  double gpu_time = double(raw_bytes_) / gpu_bytes_per_sec();
-  return gpu_time > double(raw_.front().raw.data.size()) * cpu_sec_per_byte_;
+// A CPU thread sorts a block itself only when the GPUs could not clear the unsorted
+// blocks before it would finish that one: a CPU BWT costs far more CPU time than the
+// coding of a GPU-sorted block. While GPUs open, it leaves them their first batches: a
+// CPU that sorts a block whole then holds up the writer for ~0.1 s just as the GPUs start.
+bool WorkQueue::cpu_may_compress() const {
+  const size_t unsorted = ready_.size() + input_.size();
+  if (unsorted == 0) return false;
+  if (gpus_active_ == 0) return unsorted > gpu_opening_blocks_;
+  const Job& oldest = ready_.empty() ? input_.front() : ready_.front();
+  const double gpu_time = double(unsorted_bytes_) / gpu_bytes_per_sec();
+  return gpu_time > double(oldest.raw.rle_bytes) * cpu_sec_per_byte_;
+}
+
+bool WorkQueue::cpus_done() const {
+  return input_closed_ && input_.empty() && ready_.empty() && sorted_.empty() &&
+         declined_.empty() && at_gpu_ == 0 && preparing_ == 0;
+}
+
+Job WorkQueue::take_input() {
+  Job job = take_front(input_);
+  input_bytes_ -= job.raw.input_bytes;
+  reader_cv_.notify_one();
+  return job;
+}
+
+// Preparing a block (run-length coding and CRC, about a tenth of its coding time) comes
+// first while a GPU waits for a batch; else coding frees memory first.
+std::optional<Job> WorkQueue::take_for_cpu() {
+  auto to_prepare = [&] {
+    Job job = take_input();
+    job.prepare_only = true;
+    preparing_++;
+    return job;
+  };
+  if (gpus_present() && gpus_waiting_ > 0 && !input_.empty()) return to_prepare();
+  if (!sorted_.empty()) return take_front(sorted_);
+  if (!declined_.empty()) return take_front(declined_);
+  if (cpu_may_compress()) {
+    // The oldest block: prepared ones were read before any still in input_.
+    Job job = ready_.empty() ? take_input() : take_front(ready_);
+    unsorted_bytes_ -= job.raw.rle_bytes;
+    cpu_raw_started_[job.raw.index] = {Clock::now(), job.raw.rle_bytes};
+    notify_gpus();  // input_ may now be empty: a partial batch may go
+    return job;
+  }
+  if (gpus_present() && !input_.empty()) return to_prepare();
+  return std::nullopt;
 }
 
 std::optional<Job> WorkQueue::pop_for_cpu() {
   std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] {
-    return error_ || !sorted_.empty() || cpu_may_take_raw() ||
-           (input_closed_ && at_gpu_ == 0 && raw_.empty());
-  });
-  if (error_) return std::nullopt;
-  const bool raw = sorted_.empty();
-  std::deque<Job>& from = raw ? raw_ : sorted_;
-  if (from.empty()) return std::nullopt;
-  std::optional<Job> job(std::move(from.front()));
-  from.pop_front();
-  if (raw) {
-    raw_bytes_ -= job->raw.data.size();
-    cpu_raw_started_[job->raw.index] = {Clock::now(), job->raw.data.size()};
+  for (;;) {
+    if (error_) return std::nullopt;
+    if (auto job = take_for_cpu()) {
+      if (cpus_done()) cpu_cv_.notify_all();  // the last job: the others may leave
+      return job;
+    }
+    if (cpus_done()) return std::nullopt;
+    cpu_cv_.wait(lk);
   }
-  return job;
+}
+
+void WorkQueue::prepared(Job job) {
+  std::lock_guard lk(mu_);
+  preparing_--;
+  job.prepare_only = false;
+  ready_.push_back(std::move(job));
+  notify_gpus();
+  // No GPU left to sort it (they failed meanwhile): a CPU will.
+  if (!gpus_present()) cpu_cv_.notify_one();
 }
 
 void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
   max_uncoded_ += 2 * blocks;
   gpu_opening_blocks_ += blocks;
-  cv_.notify_all();
+  reader_cv_.notify_one();
+  cpu_cv_.notify_all();
 }
 
 void WorkQueue::gpu_open_failed(size_t batch_blocks) {
   std::lock_guard lk(mu_);
   gpu_opening_blocks_ -= std::min(batch_blocks, gpu_opening_blocks_);
-  cv_.notify_all();
+  cpu_cv_.notify_all();
 }
 
 int WorkQueue::add_gpu_station(size_t batch_blocks) {
   std::lock_guard lk(mu_);
   gpu_opening_blocks_ -= std::min(batch_blocks, gpu_opening_blocks_);
+  gpu_batch_blocks_ = std::max(gpu_batch_blocks_, batch_blocks);
   gpus_.push_back({});
   gpus_active_++;
-  cv_.notify_all();
+  cpu_cv_.notify_all();
   return int(gpus_.size() - 1);
 }
 
@@ -102,21 +156,22 @@ void WorkQueue::remove_gpu_station(int id) {
   if (!gpus_[size_t(id)].active) return;
   gpus_[size_t(id)].active = false;
   gpus_active_--;
-  cv_.notify_all();
+  cpu_cv_.notify_all();
 }
 
-// How many of the remaining raw blocks station `id` should take once the input is
+// How many of the remaining unsorted blocks station `id` should take once the input is
 // closed: the split that finishes soonest, with the CPUs sorting the rest in waves of
 // one block per thread. An untimed station takes what it can.
 size_t WorkQueue::gpu_share(int id, size_t max) const {
-  size_t avail = std::min(max, raw_.size());
+  size_t avail = std::min(max, ready_.size());
   double spb = gpus_[size_t(id)].sec_per_byte;
   if (!input_closed_ || spb <= 0 || avail == 0) return avail;
-  double block = double(raw_bytes_) / double(raw_.size());
+  const size_t unsorted = ready_.size() + input_.size() + preparing_;
+  double block = double(unsorted_bytes_) / double(unsorted);
   size_t best = avail;
   double best_time = std::numeric_limits<double>::infinity();
   for (size_t k = avail + 1; k-- > 0;) {
-    size_t waves = (raw_.size() - k + size_t(cpu_stations_) - 1) / size_t(cpu_stations_);
+    size_t waves = (unsorted - k + size_t(cpu_stations_) - 1) / size_t(cpu_stations_);
     double t = std::max(double(k) * block * spb, double(waves) * block * cpu_sec_per_byte_);
     if (t < best_time) {
       best_time = t;
@@ -126,24 +181,33 @@ size_t WorkQueue::gpu_share(int id, size_t max) const {
   return best;
 }
 
+// A full batch, or whatever there is once no more can come soon (nothing left to
+// prepare, and the input ended or the reader is held back by the bounds).
+bool WorkQueue::gpu_batch_ready(size_t max) const {
+  if (ready_.size() >= max) return true;
+  const bool none_coming =
+      input_.empty() && preparing_ == 0 && (input_closed_ || !reader_may_push());
+  return none_coming && (!ready_.empty() || input_closed_);
+}
+
+void WorkQueue::notify_gpus() {
+  if (gpus_waiting_ > 0 && gpu_batch_ready(gpu_batch_blocks_)) gpu_cv_.notify_all();
+}
+
 std::vector<Job> WorkQueue::pop_raw_batch(int id, size_t max) {
   std::unique_lock lk(mu_);
-  // A full batch, or whatever there is once no more can come (end of input, or the
-  // reader held back by the bounds).
-  cv_.wait(lk, [&] {
-    return error_ || input_closed_ ||
-           (!raw_.empty() && (raw_.size() >= max || !reader_may_push()));
-  });
+  gpus_waiting_++;
+  gpu_cv_.wait(lk, [&] { return error_ || gpu_batch_ready(max); });
+  gpus_waiting_--;
   std::vector<Job> batch;
   if (error_) return batch;
   size_t take = gpu_share(id, max);
   while (batch.size() < take) {
-    raw_bytes_ -= raw_.front().raw.data.size();
-    batch.push_back(std::move(raw_.front()));
-    raw_.pop_front();
+    unsorted_bytes_ -= ready_.front().raw.rle_bytes;
+    batch.push_back(take_front(ready_));
   }
   at_gpu_ += batch.size();
-  if (batch.empty()) cv_.notify_all();  // the CPUs may now be the only takers
+  if (batch.empty()) cpu_cv_.notify_all();  // the CPUs may now be the only takers
   return batch;
 }
 
@@ -152,13 +216,12 @@ void WorkQueue::return_from_gpu(int id, std::vector<Job> jobs, double seconds) {
   at_gpu_ -= jobs.size();
   size_t bytes = 0;
   for (auto& j : jobs) {
-    bytes += j.raw.data.size();
-    if (!j.sorted) raw_bytes_ += j.raw.data.size();
-    (j.sorted ? sorted_ : raw_).push_back(std::move(j));
+    bytes += j.raw.rle_bytes;
+    (j.sorted ? sorted_ : declined_).push_back(std::move(j));
   }
   GpuStation& g = gpus_[size_t(id)];
   if (seconds > 0 && bytes > 0) g.sec_per_byte = blend(g.sec_per_byte, seconds / double(bytes));
-  cv_.notify_all();
+  cpu_cv_.notify_all();
 }
 
 void WorkQueue::deliver(CodedBlock block) {
@@ -172,25 +235,28 @@ void WorkQueue::deliver(CodedBlock block) {
   }
   done_.emplace(index, std::move(block));
   uncoded_--;
-  cv_.notify_all();
+  reader_cv_.notify_one();
+  if (index == writer_wants_) writer_cv_.notify_one();
 }
 
-void WorkQueue::recycle(std::vector<uint8_t> buffer) {
+void WorkQueue::recycle(ByteBuffer buffer) {
+  if (buffer.empty()) return;
   std::lock_guard lk(mu_);
   spare_buffers_.push_back(std::move(buffer));
 }
 
-std::vector<uint8_t> WorkQueue::spare_buffer() {
+ByteBuffer WorkQueue::spare_buffer() {
   std::lock_guard lk(mu_);
   if (spare_buffers_.empty()) return {};
-  std::vector<uint8_t> b = std::move(spare_buffers_.back());
+  ByteBuffer b = std::move(spare_buffers_.back());
   spare_buffers_.pop_back();
   return b;
 }
 
 std::optional<CodedBlock> WorkQueue::take(uint64_t index) {
   std::unique_lock lk(mu_);
-  cv_.wait(lk, [&] {
+  writer_wants_ = index;
+  writer_cv_.wait(lk, [&] {
     return error_ || done_.count(index) || (input_closed_ && index >= total_blocks_);
   });
   auto it = done_.find(index);
@@ -198,14 +264,17 @@ std::optional<CodedBlock> WorkQueue::take(uint64_t index) {
   CodedBlock b = std::move(it->second);
   done_.erase(it);
   in_flight_--;
-  cv_.notify_all();
+  reader_cv_.notify_one();
   return b;
 }
 
 void WorkQueue::abort(std::exception_ptr error) {
   std::lock_guard lk(mu_);
   if (!error_) error_ = error;
-  cv_.notify_all();
+  reader_cv_.notify_all();
+  cpu_cv_.notify_all();
+  gpu_cv_.notify_all();
+  writer_cv_.notify_all();
 }
 
 std::exception_ptr WorkQueue::error() const {

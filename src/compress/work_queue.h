@@ -2,18 +2,25 @@
 // from the stations to the writer. Blocks in flight are bounded whatever the input size.
 //
 // With GPU stations the queue also decides who sorts what: it learns how fast each GPU
-// station sorts and how fast a CPU thread compresses a raw block, keeps raw blocks for
-// the GPUs while they keep up, and splits the last blocks so that no slow station holds
-// them while faster ones sit idle.
+// station sorts and how fast a CPU thread compresses a block, has the CPUs prepare blocks
+// for the GPUs (run-length coding and CRC) while the GPUs keep up, and splits the last
+// blocks so that no slow station holds them while faster ones sit idle.
+//
+// Each kind of waiter (reader, CPU stations, GPU lanes, writer) has its own condition
+// variable and is woken only by events that can let it go on, one thread where one can
+// take the work: waking every thread on every event (the herd suspected of flattening
+// 48-64 threads, kernels/NOTES.md) makes them queue for the lock.
 #pragma once
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstddef>
 #include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "block_reader.h"
@@ -21,11 +28,23 @@
 
 namespace gpbzip2 {
 
-// A block on its way through the stations: raw (needs the BWT) or already sorted by the
-// GPU station (needs only entropy coding).
+// A block on its way through the stations: its input as read, then (once prepared) the
+// block the BWT sorts and its CRC, then possibly sorted by the GPU station (needs only
+// entropy coding).
 struct Job {
   RawBlock raw;
+  // Set by the queue on a job a CPU should only prepare and hand back (WorkQueue::prepared).
+  bool prepare_only = false;
+  // Prepared: the CRC is known and, where the input has runs, `rle` holds the encoded
+  // block and raw's buffer has gone back to the reader.
+  bool prepared = false;
+  uint32_t crc = 0;
+  ByteBuffer rle;
   std::optional<BwtResult> sorted;
+  // What the BWT sorts, once prepared.
+  std::span<const uint8_t> text() const {
+    return raw.has_runs ? std::span<const uint8_t>(rle.data(), raw.rle_bytes) : raw.input();
+  }
 };
 
 struct CodedBlock {
@@ -42,17 +61,24 @@ class WorkQueue {
   // not yet written: a coded block is a quarter of a raw one or less, and a slow block at
   // the head (a CPU sorting one whole) must not stop the rest of the pipeline.
   static constexpr size_t kCodedPerUncoded = 4;
-  WorkQueue(size_t max_uncoded, int cpu_stations = 1)
-      : max_uncoded_(max_uncoded), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
+  // Input not yet taken by a station is also bounded in bytes (beyond one block): blocks
+  // of long runs hold up to 51 input bytes per encoded one.
+  WorkQueue(size_t max_uncoded, int cpu_stations = 1, size_t max_input_bytes = SIZE_MAX)
+      : max_uncoded_(max_uncoded),
+        max_input_bytes_(max_input_bytes),
+        cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
 
   // Reader side. Blocks while the pipeline is full; false once aborted.
   bool push_raw(Job job);
   void close_input(uint64_t total_blocks);
 
-  // CPU stations: sorted work first (it frees memory sooner), then raw blocks unless the
-  // GPUs will sort them sooner. Empty once the input is closed and no work is left or
-  // still out at a GPU.
+  // CPU stations: a block to prepare for a waiting GPU, then sorted work (it frees memory
+  // sooner), then blocks the GPUs handed back, then a block to compress whole unless the
+  // GPUs will sort it sooner, else a block to prepare for the GPUs. Empty once the input
+  // is closed and no work is left or still out at a GPU or being prepared.
   std::optional<Job> pop_for_cpu();
+  // A job popped with prepare_only, now prepared: it waits for a sorter.
+  void prepared(Job job);
 
   // GPU stations. Once GPUs are found, the bounds grow by twice the blocks their batches
   // hold (one batch sorting, the next queued), so that the reader fills batches while
@@ -62,22 +88,22 @@ class WorkQueue {
   void reserve_for_gpus(size_t blocks);
   int add_gpu_station(size_t batch_blocks);
   void gpu_open_failed(size_t batch_blocks);
-  // Up to max raw blocks for station `id`: waits for a full batch while more input may
-  // come. Empty once no raw block is left for this station (at the end of the input the
-  // CPUs may be given the rest); the station then leaves.
+  // Up to max prepared blocks for station `id`: waits for a full batch while more may
+  // come. Empty once none is left for this station (at the end of the input the CPUs may
+  // be given the rest); the station then leaves.
   std::vector<Job> pop_raw_batch(int id, size_t max);
-  // Hands back sorted jobs, or raw ones the station could not sort; `seconds` is how long
-  // the batch took (0: not a measurement).
+  // Hands back sorted jobs, or ones the station could not sort (the CPUs compress those
+  // whole); `seconds` is how long the batch took (0: not a measurement).
   void return_from_gpu(int id, std::vector<Job> jobs, double seconds);
   // The station stops taking work (its input ran dry, or its GPU failed).
   void remove_gpu_station(int id);
 
   // Stations deliver results; the writer takes them in order.
   void deliver(CodedBlock block);
-  // A coded block's raw buffer goes back to the reader, which fills it again: a reused
-  // buffer is neither faulted in nor zeroed (that was a third of the reader's time).
-  void recycle(std::vector<uint8_t> buffer);
-  std::vector<uint8_t> spare_buffer();
+  // A job's buffers go back to the reader and to the CPUs preparing blocks, which fill
+  // them again: a reused buffer is neither faulted in nor zeroed. Empty ones are ignored.
+  void recycle(ByteBuffer buffer);
+  ByteBuffer spare_buffer();
   // Waits for block `index`; empty at the end of the stream or after an abort.
   std::optional<CodedBlock> take(uint64_t index);
 
@@ -97,20 +123,32 @@ class WorkQueue {
   };
 
   bool reader_may_push() const;
-  bool cpu_may_take_raw() const;
+  bool gpus_present() const { return gpus_active_ > 0 || gpu_opening_blocks_ > 0; }
+  bool cpu_may_compress() const;
+  bool cpus_done() const;
+  bool gpu_batch_ready(size_t max) const;
+  void notify_gpus();
+  std::optional<Job> take_for_cpu();
+  Job take_input();
   size_t gpu_share(int id, size_t max) const;
   double gpu_bytes_per_sec() const;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable reader_cv_, cpu_cv_, gpu_cv_, writer_cv_;
   size_t max_uncoded_;
+  size_t max_input_bytes_;
   size_t uncoded_ = 0;    // read, not yet delivered by a station
   size_t in_flight_ = 0;  // read, not yet taken by the writer
   size_t at_gpu_ = 0;
-  std::deque<Job> raw_, sorted_;
-  size_t raw_bytes_ = 0;
+  size_t preparing_ = 0;  // out at CPUs to be prepared
+  // input_: as read; ready_: prepared, for a sorter; sorted_: sorted by a GPU;
+  // declined_: handed back unsorted by a GPU.
+  std::deque<Job> input_, ready_, sorted_, declined_;
+  size_t input_bytes_ = 0;     // input bytes of input_
+  size_t unsorted_bytes_ = 0;  // encoded bytes of input_, ready_ and those being prepared
   std::map<uint64_t, CodedBlock> done_;
-  std::vector<std::vector<uint8_t>> spare_buffers_;
+  uint64_t writer_wants_ = 0;
+  std::vector<ByteBuffer> spare_buffers_;
   bool input_closed_ = false;
   uint64_t total_blocks_ = 0;
   std::exception_ptr error_;
@@ -121,6 +159,8 @@ class WorkQueue {
   std::map<uint64_t, CpuStart> cpu_raw_started_;
   std::vector<GpuStation> gpus_;
   int gpus_active_ = 0;
+  int gpus_waiting_ = 0;           // lanes waiting for a batch
+  size_t gpu_batch_blocks_ = 0;    // the largest batch a lane takes
   size_t gpu_opening_blocks_ = 0;  // reserved for lanes still opening
 };
 

@@ -85,7 +85,11 @@ static std::vector<std::vector<uint8_t>> cut_blocks(const std::vector<uint8_t>& 
   MemorySource src(in);
   BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> out;
-  for (RawBlock b; reader.next(b);) out.push_back(std::move(b.data));
+  ByteBuffer rle;
+  for (RawBlock b; reader.next(b);) {
+    const std::span<const uint8_t> text = block_text(b, rle);
+    out.emplace_back(text.begin(), text.end());
+  }
   return out;
 }
 

@@ -37,7 +37,11 @@ std::vector<std::vector<uint8_t>> blocks_of(const std::vector<uint8_t>& in, int 
   gpbzip2::MemorySource src(in);
   gpbzip2::BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> out;
-  for (gpbzip2::RawBlock b; reader.next(b);) out.push_back(std::move(b.data));
+  gpbzip2::ByteBuffer rle;
+  for (gpbzip2::RawBlock b; reader.next(b);) {
+    const std::span<const uint8_t> text = gpbzip2::block_text(b, rle);
+    out.emplace_back(text.begin(), text.end());
+  }
   return out;
 }
 

@@ -1,11 +1,10 @@
-// Unit tests of the small stages: CRC, bit packing, Huffman code construction, and the
-// block reader's run-length encoding and block cutting.
+// Unit tests of the small stages: CRC, bit packing, Huffman code construction (the block
+// reader's are in test_block_reader.cpp).
 #include <catch2/catch.hpp>
 
 #include <random>
 
 #include "common/bit_writer.h"
-#include "compress/block_reader.h"
 #include "common/crc32.h"
 #include "common/format.h"
 #include "generators.h"
@@ -103,90 +102,5 @@ TEST_CASE("Huffman code lengths equal libbzip2's", "[huffman]") {
         prefix_free &= (code[i] >> (ours[i] - l)) != (code[j] >> (ours[j] - l));
       }
     REQUIRE(prefix_free);
-  }
-}
-
-namespace {
-
-// bzip2's first run-length encoding, one byte at a time: the model the reader must equal.
-struct ReferenceBlock {
-  std::vector<uint8_t> data;
-  uint32_t crc;
-};
-std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int level) {
-  const size_t limit = size_t(gpbzip2::format::block_limit(level));
-  std::vector<ReferenceBlock> blocks(1, {{}, 0xffffffffu});
-  int ch = -1, len = 0;
-  auto flush = [&] {
-    auto& b = blocks.back();
-    for (int i = 0; i < std::min(len, 4); i++) b.data.push_back(uint8_t(ch));
-    if (len >= 4) b.data.push_back(uint8_t(len - 4));
-    for (int i = 0; i < len; i++) b.crc = gpbzip2::crc32_byte(b.crc, uint8_t(ch));
-  };
-  for (uint8_t c : in) {
-    if (c == ch && len < 255) {
-      len++;
-      continue;
-    }
-    if (len > 0) flush();
-    if (blocks.back().data.size() >= limit) blocks.push_back({{}, 0xffffffffu});
-    ch = c;
-    len = 1;
-  }
-  if (len > 0) flush();
-  if (blocks.back().data.empty()) blocks.pop_back();
-  for (auto& b : blocks) b.crc = ~b.crc;
-  return blocks;
-}
-
-// Hands out input in small uneven pieces so that runs straddle every read boundary.
-class TrickleSource final : public gpbzip2::Source {
- public:
-  explicit TrickleSource(const std::vector<uint8_t>& d) : d_(d) {}
-  size_t read(uint8_t* buf, size_t n) override {
-    size_t k = std::min({n, d_.size() - pos_, size_t(1 + rng_() % 700)});
-    std::copy_n(d_.data() + pos_, k, buf);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  const std::vector<uint8_t>& d_;
-  size_t pos_ = 0;
-  std::mt19937 rng_{5};
-};
-
-}  // namespace
-
-TEST_CASE("block reader cuts and run-length encodes as bzip2 does", "[reader]") {
-  std::vector<std::vector<uint8_t>> inputs = {
-      {},
-      {7},
-      std::vector<uint8_t>(255, 'a'),
-      std::vector<uint8_t>(256, 'a'),
-      std::vector<uint8_t>(100000 * 2 + 3, 'q'),
-      gpbzip2::corpus::generate("runs", 350000, 2),
-      gpbzip2::corpus::generate("text", 250000, 3),
-      gpbzip2::corpus::generate("random", size_t(gpbzip2::format::block_limit(1)), 4),
-  };
-  for (size_t k = 0; k < inputs.size(); k++) {
-    const auto& in = inputs[k];
-    auto want = reference_blocks(in, 1);
-    TrickleSource src(in);
-    gpbzip2::BlockReader reader(src, 1);
-    gpbzip2::RawBlock b;
-    size_t count = 0;
-    uint64_t total = 0;
-    while (reader.next(b)) {
-      INFO("input " << k << " block " << count);
-      REQUIRE(count < want.size());
-      REQUIRE(b.index == count);
-      REQUIRE(b.data == want[count].data);
-      REQUIRE(gpbzip2::block_crc(b.data.data(), b.data.size()) == want[count].crc);
-      total += b.input_bytes;
-      count++;
-    }
-    REQUIRE(count == want.size());
-    REQUIRE(total == in.size());
   }
 }

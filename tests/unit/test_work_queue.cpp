@@ -1,11 +1,21 @@
 // Unit tests of the work queue's flow control: what the reader may push and what the CPU
-// stations may take while blocks are slow or GPUs are opening.
+// stations may take while blocks are slow or GPUs are opening, and the path of blocks
+// prepared for a GPU.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
+#include <atomic>
+#include <thread>
+
+#include "compress/block_reader.h"
+#include "compress/cpu_station.h"
+#include "compress/stream_writer.h"
 #include "compress/work_queue.h"
+#include "generators.h"
+#include "test_helpers.h"
 
 using gpbzip2::CodedBlock;
 using gpbzip2::Job;
@@ -17,8 +27,10 @@ namespace {
 Job raw_job(uint64_t index) {
   Job job;
   job.raw.index = index;
-  job.raw.data.assign(1000, uint8_t(index));
+  job.raw.buffer.reserve(1000);
+  std::fill_n(job.raw.buffer.data(), 1000, uint8_t(index));
   job.raw.input_bytes = 1000;
+  job.raw.rle_bytes = 1000;
   return job;
 }
 
@@ -55,34 +67,122 @@ TEST_CASE("A slow block at the head does not stop the reader", "[queue]") {
   REQUIRE(q.take(1)->index == 1);
 }
 
-TEST_CASE("While GPUs open, the CPUs leave them their first batches", "[queue]") {
+TEST_CASE("While GPUs open, the CPUs prepare their first batches", "[queue]") {
   WorkQueue q(4, 1);
   q.reserve_for_gpus(3);
   for (uint64_t i = 0; i < 3; i++) REQUIRE(q.push_raw(raw_job(i)));
+  // The blocks the GPUs will sort first are only prepared...
+  for (uint64_t i = 0; i < 3; i++) {
+    auto job = q.pop_for_cpu();
+    REQUIRE(job);
+    REQUIRE(job->prepare_only);
+    REQUIRE(job->raw.index == i);
+    job->prepared = true;
+    q.prepared(std::move(*job));
+  }
+  // ... and then the CPUs wait.
   auto first = std::async(std::launch::async, [&] { return q.pop_for_cpu(); });
   REQUIRE(first.wait_for(100ms) == std::future_status::timeout);
-  // One block more than the GPUs' batches: a CPU takes the oldest.
+  // One block more than the GPUs' batches: a CPU compresses the oldest whole.
   REQUIRE(q.push_raw(raw_job(3)));
   REQUIRE(first.wait_for(5s) == std::future_status::ready);
-  REQUIRE(first.get()->raw.index == 0);
-  // The GPUs fail to open: the CPUs take the rest.
+  auto oldest = first.get();
+  REQUIRE(oldest->raw.index == 0);
+  REQUIRE(!oldest->prepare_only);
+  // The GPUs fail to open: the CPUs compress the rest.
   q.gpu_open_failed(3);
   q.close_input(4);
   for (uint64_t i = 1; i < 4; i++) {
     auto job = q.pop_for_cpu();
     REQUIRE(job);
     REQUIRE(job->raw.index == i);
+    REQUIRE(!job->prepare_only);
   }
+  REQUIRE(!q.pop_for_cpu());
 }
 
 TEST_CASE("A recycled buffer comes back to the reader", "[queue]") {
   WorkQueue q(4, 1);
   REQUIRE(q.spare_buffer().empty());
-  std::vector<uint8_t> buffer(5000, 7);
+  gpbzip2::ByteBuffer buffer;
+  buffer.reserve(5000);
   const uint8_t* memory = buffer.data();
   q.recycle(std::move(buffer));
-  std::vector<uint8_t> again = q.spare_buffer();
+  gpbzip2::ByteBuffer again = q.spare_buffer();
   REQUIRE(again.data() == memory);
-  REQUIRE(again.size() == 5000);
+  REQUIRE(again.capacity() == 5000);
   REQUIRE(q.spare_buffer().empty());
+}
+
+TEST_CASE("Input not yet taken is bounded in bytes, beyond one block", "[queue]") {
+  WorkQueue q(8, 1, 1500);
+  REQUIRE(q.push_raw(raw_job(0)));
+  REQUIRE(q.push_raw(raw_job(1)));
+  // 2000 input bytes wait: the reader waits although blocks are few.
+  auto third = std::async(std::launch::async, [&] { return q.push_raw(raw_job(2)); });
+  REQUIRE(third.wait_for(100ms) == std::future_status::timeout);
+  REQUIRE(q.pop_for_cpu());
+  const bool ready = third.wait_for(5s) == std::future_status::ready;
+  if (!ready) q.abort(std::make_exception_ptr(std::runtime_error("reader stuck")));
+  REQUIRE(ready);
+  REQUIRE(third.get());
+}
+
+// The GPU path without a GPU: a lane that sorts its batches with the CPU sort (and hands
+// every third block back unsorted, as a GPU does periodic ones), fed by CPU stations that
+// prepare blocks, and the stream must still be bzip2's.
+TEST_CASE("Blocks prepared for a GPU lane come out as bzip2's", "[queue]") {
+  const int level = 1;
+  auto in = gpbzip2::corpus::generate("text", 1500000, 1);
+  const auto runs = gpbzip2::corpus::generate("runs", 3000000, 2);
+  in.insert(in.end(), runs.begin(), runs.end());
+  gpbzip2::MemorySource src(in);
+  gpbzip2::BlockReader reader(src, level);
+  WorkQueue q(6, 2);
+  q.reserve_for_gpus(4);
+  const int id = q.add_gpu_station(4);
+  std::atomic<size_t> sorted{0}, unprepared{0};
+  std::thread lane([&] {
+    gpbzip2::BwtWorkspace ws;
+    for (size_t n = 0;;) {
+      std::vector<Job> batch = q.pop_raw_batch(id, 4);
+      if (batch.empty()) break;
+      for (Job& j : batch) {
+        unprepared += !j.prepared;
+        if (n++ % 3 == 2) continue;
+        gpbzip2::BwtResult r;
+        gpbzip2::bwt_forward(j.text().data(), int32_t(j.text().size()), ws, r);
+        j.sorted = std::move(r);
+        sorted++;
+      }
+      q.return_from_gpu(id, std::move(batch), 0.01);
+    }
+    q.remove_gpu_station(id);
+  });
+  std::vector<std::thread> cpus;
+  for (int i = 0; i < 2; i++) cpus.emplace_back(gpbzip2::run_cpu_station, std::ref(q));
+  gpbzip2::VectorSink sink;
+  gpbzip2::StreamWriter writer(sink, level);
+  std::thread write([&] {
+    for (uint64_t i = 0;; i++) {
+      auto block = q.take(i);
+      if (!block) break;
+      writer.add(*block);
+    }
+  });
+  uint64_t blocks = 0;
+  for (Job job; reader.next(job.raw); blocks++) {
+    REQUIRE(q.push_raw(std::move(job)));
+    job = Job();
+    job.raw.buffer = q.spare_buffer();
+  }
+  q.close_input(blocks);
+  lane.join();
+  for (auto& t : cpus) t.join();
+  write.join();
+  REQUIRE(!q.error());
+  writer.finish();
+  REQUIRE(sorted > 0);
+  REQUIRE(unprepared == 0);
+  REQUIRE(sink.data == testing::bzip2_reference(in, level));
 }

@@ -1,0 +1,209 @@
+// The block reader against a byte-at-a-time model of bzip2's input stage: where blocks
+// are cut, their run-length encoding (by the stations' block_text), CRC and sizes,
+// whatever the data and however the source splits its reads. The reader only counts
+// the encoded size, so any slip in that count shows here as a cut in another place.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+#include <thread>
+
+#include "common/crc32.h"
+#include "common/format.h"
+#include "compress/block_reader.h"
+#include "generators.h"
+#include "test_helpers.h"
+
+using gpbzip2::format::block_limit;
+
+namespace {
+
+// bzip2's first run-length encoding, one byte at a time (ADD_CHAR_TO_BLOCK and the
+// block-full test of handle_compress): the model the reader must equal.
+struct ReferenceBlock {
+  std::vector<uint8_t> data;
+  uint32_t crc = 0xffffffffu;
+  uint64_t input_bytes = 0;
+  bool has_runs = false;
+};
+std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int level) {
+  const size_t limit = size_t(block_limit(level));
+  std::vector<ReferenceBlock> blocks(1);
+  int ch = -1, len = 0;
+  auto flush = [&] {
+    auto& b = blocks.back();
+    for (int i = 0; i < std::min(len, 4); i++) b.data.push_back(uint8_t(ch));
+    if (len >= 4) {
+      b.data.push_back(uint8_t(len - 4));
+      b.has_runs = true;
+    }
+    for (int i = 0; i < len; i++) b.crc = gpbzip2::crc32_byte(b.crc, uint8_t(ch));
+    b.input_bytes += uint64_t(len);
+  };
+  for (uint8_t c : in) {
+    if (c == ch && len < 255) {
+      len++;
+      continue;
+    }
+    if (len > 0) flush();
+    if (blocks.back().data.size() >= limit) blocks.emplace_back();
+    ch = c;
+    len = 1;
+  }
+  if (len > 0) flush();
+  if (blocks.back().data.empty()) blocks.pop_back();
+  for (auto& b : blocks) b.crc = ~b.crc;
+  return blocks;
+}
+
+// Hands out input in small uneven pieces (1 to `most` bytes) so that runs straddle
+// every read boundary.
+class TrickleSource final : public gpbzip2::Source {
+ public:
+  TrickleSource(const std::vector<uint8_t>& d, size_t most) : d_(d), most_(most) {}
+  size_t read(uint8_t* buf, size_t n) override {
+    size_t k = std::min({n, d_.size() - pos_, size_t(1 + rng_() % most_)});
+    std::copy_n(d_.data() + pos_, k, buf);
+    pos_ += k;
+    return k;
+  }
+
+ private:
+  const std::vector<uint8_t>& d_;
+  size_t most_;
+  size_t pos_ = 0;
+  std::mt19937 rng_{5};
+};
+
+// Every block the reader cuts from `src` equals the model's.
+void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& src) {
+  const auto want = reference_blocks(in, level);
+  gpbzip2::BlockReader reader(src, level);
+  gpbzip2::RawBlock b;
+  gpbzip2::ByteBuffer rle;
+  size_t count = 0;
+  uint64_t total = 0;
+  while (reader.next(b)) {
+    INFO("level " << level << " block " << count);
+    REQUIRE(count < want.size());
+    REQUIRE(b.index == count);
+    REQUIRE(b.input_bytes == want[count].input_bytes);
+    REQUIRE(b.rle_bytes == want[count].data.size());
+    REQUIRE(b.has_runs == want[count].has_runs);
+    const std::span<const uint8_t> text = gpbzip2::block_text(b, rle);
+    REQUIRE(std::vector<uint8_t>(text.begin(), text.end()) == want[count].data);
+    REQUIRE(gpbzip2::block_crc(b) == want[count].crc);
+    total += b.input_bytes;
+    count++;
+  }
+  REQUIRE(count == want.size());
+  REQUIRE(total == in.size());
+  REQUIRE(reader.bytes_read() == in.size());
+  REQUIRE(reader.at_end());
+}
+
+void check_reader(const std::vector<uint8_t>& in, int level) {
+  gpbzip2::MemorySource src(in);
+  check_reader(in, level, src);
+}
+
+// `n` bytes with no two neighbours equal, so no runs: a literal stretch.
+std::vector<uint8_t> literal(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; i++) v[i] = uint8_t('a' + i % 7);
+  return v;
+}
+
+// Literal stretches of 0..20 bytes and runs of 1..600 bytes (some of the byte that
+// came before, which lengthens that run): runs cross the block limit in every way.
+std::vector<uint8_t> dense_runs(size_t size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> v;
+  while (v.size() < size) {
+    for (size_t k = rng() % 21; k > 0; k--) v.push_back(uint8_t('a' + rng() % 4));
+    const uint8_t c = rng() % 3 == 0 && !v.empty() ? v.back() : uint8_t('a' + rng() % 4);
+    v.insert(v.end(), 1 + rng() % 600, c);
+  }
+  v.resize(size);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("block reader cuts and run-length encodes as bzip2 does", "[reader]") {
+  std::vector<std::vector<uint8_t>> inputs = {
+      {},
+      {7},
+      std::vector<uint8_t>(255, 'a'),
+      std::vector<uint8_t>(256, 'a'),
+      std::vector<uint8_t>(100000 * 2 + 3, 'q'),
+      gpbzip2::corpus::generate("runs", 350000, 2),
+      gpbzip2::corpus::generate("text", 250000, 3),
+      gpbzip2::corpus::generate("random", size_t(block_limit(1)), 4),
+  };
+  for (const auto& in : inputs) {
+    TrickleSource src(in, 700);
+    check_reader(in, 1, src);
+  }
+}
+
+// A literal stretch ends `d` bytes before the limit and a run of r bytes follows: the
+// block closes after the run, inside it (a long run's next piece), or at the end of the
+// short run that crosses the limit. Every r from 1 to 260 at level 1, the lengths around
+// 4 and 255 at the other levels.
+TEST_CASE("block reader cuts runs of 1 to 260 bytes near the limit as bzip2 does", "[reader]") {
+  for (int level = 1; level <= 9; level++) {
+    std::vector<size_t> lengths;
+    if (level == 1)
+      for (size_t r = 1; r <= 260; r++) lengths.push_back(r);
+    else
+      lengths = {1, 2, 3, 4, 5, 6, 250, 254, 255, 256, 258, 259, 260};
+    const size_t limit = size_t(block_limit(level));
+    for (size_t d = 0; d <= 7; d++)
+      for (size_t r : lengths) {
+        INFO("run of " << r << " starting " << d << " bytes before the limit");
+        std::vector<uint8_t> in = literal(limit - d);
+        in.insert(in.end(), r, uint8_t('z'));
+        const auto tail = literal(300);
+        in.insert(in.end(), tail.begin(), tail.end());
+        check_reader(in, level);
+      }
+  }
+}
+
+TEST_CASE("block reader cuts dense runs as bzip2 does, read from a pipe in tiny pieces",
+          "[reader]") {
+  for (int level = 1; level <= 9; level++) {
+    const auto in = dense_runs(2 * size_t(block_limit(level)) * 20 + 4321, uint32_t(level));
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    std::thread writer([&] {
+      std::mt19937 rng{uint32_t(level)};
+      for (size_t pos = 0; pos < in.size();) {
+        const size_t k = std::min(in.size() - pos, size_t(1 + rng() % 4096));
+        const ssize_t put = write(fds[1], in.data() + pos, k);
+        if (put <= 0) break;
+        pos += size_t(put);
+      }
+      close(fds[1]);
+    });
+    gpbzip2::FdSource src(fds[0]);
+    check_reader(in, level, src);
+    writer.join();
+    close(fds[0]);
+    TrickleSource trickle(in, 13);
+    check_reader(in, level, trickle);
+  }
+}
+
+// The cuts decide the compressed bytes: whole streams at every level, against libbzip2.
+TEST_CASE("streams of runs crossing every block limit equal bzip2's", "[reader]") {
+  for (int level = 1; level <= 9; level++) {
+    const auto in = dense_runs(size_t(block_limit(level)) * 30, uint32_t(100 + level));
+    const bool identical = testing::gp_compress(in, level) == testing::bzip2_reference(in, level);
+    INFO("level " << level);
+    CHECK(identical);
+  }
+}
