@@ -103,19 +103,27 @@ static int bench_bwt(const char* path, int level, int lanes, int reps, size_t ba
   return 0;
 }
 
-static int bench_encode(const char* path, int level, int threads) {
+// FILE cut into blocks, each prepared as the CPU stations prepare blocks for the GPU;
+// `bytes` gets the file's size.
+static std::vector<Job> prepared_jobs(const char* path, int level, size_t& bytes) {
   std::ifstream f(path, std::ios::binary);
   std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
+  bytes = input.size();
   MemorySource src(input);
   BlockReader reader(src, level);
   std::vector<Job> jobs;
-  // Prepared as the CPU stations prepare blocks for the GPU (not timed).
   for (Job j; reader.next(j.raw); j = Job()) {
     j.crc = block_crc(j.raw);
     block_text(j.raw, j.rle);
     j.prepared = true;
     jobs.push_back(std::move(j));
   }
+  return jobs;
+}
+
+static int bench_encode(const char* path, int level, int threads) {
+  size_t input_bytes = 0;
+  std::vector<Job> jobs = prepared_jobs(path, level, input_bytes);
   const size_t block_bytes = size_t(format::block_limit(level)) + 4;
   const size_t per_batch = std::min<size_t>(256, (size_t(16) << 20) / block_bytes);
   GpuBwt gpu(0, per_batch * block_bytes, uint32_t(per_batch));
@@ -139,17 +147,15 @@ static int bench_encode(const char* path, int level, int threads) {
   for (auto& t : pool) t.join();
   double s = since(t0);
   std::printf("encode level %d threads %d: %.1f MB in %.3f s = %.0f MB/s\n", level, threads,
-              double(input.size()) / 1e6, s, double(input.size()) / 1e6 / s);
+              double(input_bytes) / 1e6, s, double(input_bytes) / 1e6 / s);
   return 0;
 }
 
 static int bench_inverse(const char* path, int level, int lanes, size_t per_batch) {
-  std::ifstream f(path, std::ios::binary);
-  std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
-  MemorySource src(input);
-  BlockReader reader(src, level);
-  std::vector<Job> jobs;
-  for (Job j; reader.next(j.raw);) jobs.push_back(std::move(j));
+  size_t input_bytes = 0;
+  std::vector<Job> jobs = prepared_jobs(path, level, input_bytes);
+  std::vector<std::vector<uint8_t>> texts;
+  for (const Job& j : jobs) texts.emplace_back(j.text().begin(), j.text().end());
   // Each block compressed (on all cores), keeping its BWT vector and its coded bits.
   std::vector<BwtResult> bwt(jobs.size());
   std::vector<CodedBlock> coded(jobs.size());
@@ -160,12 +166,12 @@ static int bench_inverse(const char* path, int level, int lanes, size_t per_batc
       BlockCompressor c;
       for (size_t i; (i = next++) < jobs.size();) {
         coded[i] = c.compress(jobs[i]);
-        bwt_forward(jobs[i].raw.data.data(), int32_t(jobs[i].raw.data.size()), c.bwt, bwt[i]);
+        bwt_forward(texts[i].data(), int32_t(texts[i].size()), c.bwt, bwt[i]);
       }
     });
   for (auto& t : pool) t.join();
   size_t bytes = 0;
-  for (auto& j : jobs) bytes += j.raw.data.size();
+  for (auto& t : texts) bytes += t.size();
   const double mb = double(bytes) / 1e6;
 
   // One CPU thread, stage by stage, as a station runs them.
@@ -227,7 +233,7 @@ static int bench_inverse(const char* path, int level, int lanes, size_t per_batc
     for (auto& t : threads) t.join();
     const double s = since(t0);
     bool same = true;
-    for (size_t i = 0; i < jobs.size(); i++) same = same && vec[i] == jobs[i].raw.data;
+    for (size_t i = 0; i < jobs.size(); i++) same = same && vec[i] == texts[i];
     std::printf("gpu inverse BWT, %d lane(s), %zu blocks a batch: %.1f MB in %.4f s = %.0f MB/s%s\n",
                 lanes, per_batch, mb, s, mb / s, same ? "" : " (TEXT DIFFERS)");
   }
