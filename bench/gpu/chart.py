@@ -1,5 +1,6 @@
-"""PNG chart from bench/gpu/decompress.sh's table: MB/s of output per tool and input,
-the better of the two rounds.  usage: decompress_chart.py decompress.md chart.png"""
+"""PNG chart from the tables of bench/gpu/compress.sh and decompress.sh (| input | tool |
+seconds | MB/s | peak RSS MB |): MB/s per tool and input, the better of the rounds.
+usage: chart.py TABLE.md CHART.png TITLE"""
 import sys
 
 import matplotlib
@@ -26,7 +27,7 @@ for i, tool in enumerate(tools):
         ax.text(x, y, f" {x}", va="center", fontsize=7)
 ax.set_yticks([n + 0.4 - height / 2 for n in range(len(inputs))], inputs)
 ax.invert_yaxis()
-ax.set_xlabel("MB/s of output (decompression, best of two rounds)")
+ax.set_xlabel(sys.argv[3])
 ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=120)

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Compression on the GPU machine, -9, every tool in one run: silesia-7x4, silesia-7x16 and
+# a source tar (>= 300 MB) by gpbzip2 -n16 with the GPU (auto, and --gpu=on), gpbzip2
+# --gpu=off -n16 and lbzip2 -n16, two interleaved rounds of best of 2 (peak RSS of the
+# best run), output timed into /dev/null and checked once: gpbzip2's bytes against
+# bzip2 -9 on silesia-7 and against --gpu=off elsewhere. Then the inputs below the point
+# where the GPU pays (the first 2, 50 and 150 MB of silesia-7x4): auto against --gpu=off.
+# Built elsewhere and carried, as run.sh:
+#   bench/gpu/compress.sh CARRY TAR OUTDIR      (TAR: the source tar)
+set -u
+carry=$(realpath "$1")
+tar=$(realpath "$2")
+out=$3
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+gp=$carry/bin/gpbzip2 lb=$carry/x/usr/bin/lbzip2
+work=/tmp/gpcompress
+mkdir -p $work
+xz -dc "$carry/silesia7.xz" >$work/s7
+for i in 1 2 3 4; do cat $work/s7; done >$work/s7x4
+for i in 1 2 3 4; do cat $work/s7x4; done >$work/s7x16
+cp "$tar" $work/tar
+for n in 2 50 150; do head -c ${n}000000 $work/s7x4 >$work/s${n}m; done
+bzip2 -9 -c $work/s7 | cmp -s - <($gp -9 -c $work/s7) || echo "gpbzip2 -9 DIFFERS from bzip2 -9 on silesia-7"
+if [ -x /usr/bin/time ]; then rss="/usr/bin/time -f %M -o $work/rss"; else rss=; echo 0 >$work/rss; fi
+best() {  # RUNS CMD...: "seconds MB" of the fastest run
+  local runs=$1 b="" m=""
+  shift
+  for ((r = 0; r < runs; r++)); do
+    local t0=$(date +%s.%N)
+    $rss "$@" >/dev/null
+    local t1=$(date +%s.%N)
+    local s=$(python3 -c "print(round($t1 - $t0, 3))")
+    if [ -z "$b" ] || python3 -c "import sys; sys.exit(0 if $s < $b else 1)"; then
+      b=$s
+      m=$(($(tail -1 $work/rss) / 1024))
+    fi
+  done
+  echo "$b $m"
+}
+row() {  # INPUT LABEL RUNS CMD...
+  local f=$1 label=$2 runs=$3 n
+  shift 3
+  n=$(stat -c %s $work/$f)
+  read -r s m < <(best $runs "$@" -c $work/$f)
+  echo "| $f | $label | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+}
+{
+  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "- cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+  echo "- gpu: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null)"
+  echo
+  echo "| input | tool (-9) | seconds (best of 2, two rounds) | MB/s of input | peak RSS MB |"
+  echo "|---|---|---:|---:|---:|"
+  for f in ${INPUTS:-s7x4 s7x16 tar}; do
+    $gp -9 --gpu=off -c $work/$f >$work/ref.bz2
+    for m in auto on; do
+      $gp -9 --gpu=$m -c $work/$f | cmp -s - $work/ref.bz2 || echo "| $f | gpbzip2 --gpu=$m | OUTPUT DIFFERS | | |"
+    done
+    for round in 1 2; do
+      row $f "gpbzip2 -n16 (GPU auto)" 2 $gp -9 -n16
+      row $f "gpbzip2 -n16 --gpu=on" 2 $gp -9 -n16 --gpu=on
+      row $f "gpbzip2 -n16 --gpu=off" 2 $gp -9 -n16 --gpu=off
+      row $f "lbzip2 -n16" 2 $lb -9 -n16
+    done
+  done
+  for f in s2m s50m s150m; do
+    for round in 1 2; do
+      row $f "gpbzip2 -n16 (GPU auto)" 3 $gp -9 -n16
+      row $f "gpbzip2 -n16 --gpu=off" 3 $gp -9 -n16 --gpu=off
+    done
+  done
+} | tee "$out/compress.md"
