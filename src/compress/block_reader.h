@@ -13,6 +13,10 @@ struct RawBlock {
   uint64_t index = 0;
   std::vector<uint8_t> data;  // run-length encoded bytes: what the BWT sorts
   uint64_t input_bytes = 0;   // original bytes in this block
+  // Set by perturb_if_deep: data holds bzip2's randomised form of the block, and crc the
+  // CRC of the original bytes, taken before the flips.
+  bool randomised = false;
+  uint32_t crc = 0;
 };
 
 class BlockReader {

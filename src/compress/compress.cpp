@@ -10,6 +10,7 @@
 #include "common/format.h"
 #include "gpbzip2.h"
 #include "common/gpu.h"
+#include "perturb.h"
 #include "stream_writer.h"
 
 namespace gpbzip2 {
@@ -43,12 +44,14 @@ uint64_t gpu_worth_bytes(int threads) {
 // An input of one block (a small file) is compressed by the calling thread, so that small
 // files compressed one after another (find -exec) pay for no thread starts and no
 // hand-offs between threads.
-StreamTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions& opts) {
+CompressTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions& opts) {
   StreamWriter writer(out, opts.level);
-  StreamTotals totals;
+  CompressTotals totals;
   if (any) {
     BlockCompressor compressor;
     writer.add(compressor.compress(job));
+    totals.blocks = 1;
+    totals.perturbed_blocks = job.raw.randomised;
     totals.bytes_in = job.raw.input_bytes;
     if (opts.progress) opts.progress(totals.bytes_in, writer.bytes_written());
   }
@@ -61,12 +64,20 @@ StreamTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions
 
 int default_thread_count() { return int(std::max(1u, std::thread::hardware_concurrency())); }
 
-StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
+CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
     throw Error(ErrorKind::Internal, "compression level out of range");
   BlockReader reader(in, opts.level);
+  // Where a run-length coded block becomes ready to sort; --perturb acts here, before any
+  // station sees the block.
+  uint64_t perturbed = 0;
+  auto next_block = [&](RawBlock& raw) {
+    if (!reader.next(raw)) return false;
+    if (opts.perturb) perturbed += perturb_if_deep(raw);
+    return true;
+  };
   Job job;
-  bool more = reader.next(job.raw);
+  bool more = next_block(job.raw);
   // GpuMode::On sorts on the GPU whatever the size.
   if (reader.at_end() && opts.gpu != GpuMode::On) return compress_alone(job, more, out, opts);
 
@@ -89,7 +100,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   if (opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && opts.input_size >= gpu_worth))
     start_gpu();
   StreamWriter writer(out, opts.level);
-  StreamTotals totals;
+  CompressTotals totals;
 
   std::thread write_thread([&] {
     try {
@@ -123,7 +134,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
         start_gpu();
       job = Job();
       job.raw.data = queue.spare_buffer();
-      more = reader.next(job.raw);
+      more = next_block(job.raw);
     }
   } catch (...) {
     queue.abort(std::current_exception());
@@ -135,6 +146,8 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   if (auto err = queue.error()) std::rethrow_exception(err);
   writer.finish();
   totals.bytes_out = writer.bytes_written();
+  totals.blocks = blocks;
+  totals.perturbed_blocks = perturbed;
   return totals;
 }
 

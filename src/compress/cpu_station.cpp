@@ -6,9 +6,10 @@ CodedBlock BlockCompressor::compress(Job& job) {
   const RawBlock& raw = job.raw;
   if (!job.sorted) bwt_forward(raw.data.data(), int32_t(raw.data.size()), bwt, sorted);
   const BwtResult& s = job.sorted ? *job.sorted : sorted;
-  const uint32_t crc = block_crc(raw.data.data(), raw.data.size());
+  // A randomised block's bytes are flipped: its CRC was taken before.
+  const uint32_t crc = raw.randomised ? raw.crc : block_crc(raw.data.data(), raw.data.size());
   BitWriter bw;  // encode_block sizes it for the block's data
-  encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr, crc, enc, bw);
+  encode_block(s.last.data(), int32_t(raw.data.size()), s.orig_ptr, crc, raw.randomised, enc, bw);
   CodedBlock out;
   out.index = raw.index;
   out.nbits = bw.bit_count();

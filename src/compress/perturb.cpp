@@ -1,0 +1,175 @@
+#include "perturb.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#include "common/rand_table.h"
+
+namespace gpbzip2 {
+namespace {
+
+// A rolling "gear" hash: h = 2h + gear[byte], so bit k of h depends on the last k + 1
+// bytes and the top byte on the last 57 to 64. One step a byte, no multiply.
+constexpr std::array<uint64_t, 256> kGear = [] {
+  std::array<uint64_t, 256> g{};
+  uint64_t s = 0x6a09e667f3bcc909u;  // splitmix64
+  for (uint64_t& v : g) {
+    uint64_t z = (s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    v = z ^ (z >> 31);
+  }
+  return g;
+}();
+
+// An anchor ends a 64-byte window whose hash has a zero top byte: one position in 256 on
+// varied data, placed by content, so that both copies of a repeat have the same anchors.
+constexpr uint64_t kAnchorMask = uint64_t(0xff) << 56;
+
+// Hash of a chunk's bytes, eight at a time.
+uint64_t chunk_hash(const uint8_t* p, size_t len) {
+  constexpr uint64_t kMul = 0x9fb21c651e98df25u;
+  uint64_t h = len * 0x9e3779b97f4a7c15u;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * kMul;
+    h ^= h >> 29;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p + i, len - i);
+  h = (h ^ w) * kMul;
+  return h ^ (h >> 32);
+}
+
+// The block cut at its anchors into chunks. Both copies of a repeat hold the same chunks
+// but for the partial ones at its ends, so a repeat shows as a repeated run of chunks, a
+// far smaller problem than the block's, whatever the distance between the copies.
+struct Chunks {
+  std::vector<uint32_t> start;   // chunk i is [start[i], start[i + 1]); the last start is n
+  std::vector<uint64_t> prefix;  // prefix[i]: polynomial hash of the first i chunk hashes
+  std::vector<uint64_t> power;   // kBase^i
+  uint32_t longest = 0;          // bytes in the longest chunk
+  static constexpr uint64_t kBase = 0xd6e8feb86659fd93u;
+
+  Chunks(const uint8_t* t, size_t n) {
+    start.push_back(0);
+    uint64_t h = 0;
+    for (size_t x = 0; x < n; x++) {
+      h = (h << 1) + kGear[t[x]];
+      if (!(h & kAnchorMask)) start.push_back(uint32_t(x + 1));
+    }
+    if (start.back() != n) start.push_back(uint32_t(n));
+    const size_t m = start.size() - 1;
+    prefix.resize(m + 1);
+    power.resize(m + 1);
+    prefix[0] = 0;
+    power[0] = 1;
+    for (size_t i = 0; i < m; i++) {
+      const uint32_t len = start[i + 1] - start[i];
+      longest = std::max(longest, len);
+      prefix[i + 1] = prefix[i] * kBase + chunk_hash(t + start[i], len);
+      power[i + 1] = power[i] * kBase;
+    }
+  }
+
+  // Whether some run of whole chunks at least `bytes` long occurs twice (the two may
+  // overlap: a periodic stretch repeats at its period).
+  bool repeat_of(uint32_t bytes, std::vector<uint64_t>& seen) const {
+    const size_t m = start.size() - 1;
+    const size_t slots = std::bit_ceil(2 * m + 2);
+    seen.assign(slots, 0);
+    for (size_t j = 0, k = 0; j < m; j++) {
+      while (k <= m && start[k] - start[j] < bytes) k++;
+      if (k > m) break;
+      // The run j..k-1 and its length in chunks, as one nonzero key.
+      const uint64_t key =
+          ((prefix[k] - prefix[j] * power[k - j]) ^ ((k - j) * 0xc2b2ae3d27d4eb4fu)) | 1;
+      for (size_t i = size_t(key >> 7) & (slots - 1);; i = (i + 1) & (slots - 1)) {
+        if (seen[i] == key) return true;
+        if (seen[i] == 0) {
+          seen[i] = key;
+          break;
+        }
+      }
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+// A chunk as long as the longest repeat is a stretch without anchors: its 64-byte windows
+// take few values, which only repetitive content does (a short period; a long run, which
+// the first run-length coding leaves as four bytes and a count, again and again).
+uint32_t estimate_longest_repeat(const uint8_t* block, size_t n) {
+  const Chunks c(block, n);
+  std::vector<uint64_t> seen;
+  // The longest whole-chunk repeat, by bisection: there is one of every length below it.
+  uint32_t lo = 0, hi = uint32_t(n);
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (c.repeat_of(mid, seen))
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return std::max(lo, c.longest);
+}
+
+bool sort_would_be_deep(const uint8_t* block, size_t n) {
+  if (n <= kDeepPrefix) return false;
+  const Chunks c(block, n);
+  std::vector<uint64_t> seen;
+  return c.longest >= kDeepPrefix || c.repeat_of(kDeepPrefix, seen);
+}
+
+uint32_t longest_flip_aligned_repeat(const uint8_t* t, size_t n) {
+  uint32_t best = 0;
+  for (size_t d = kRandomisePeriod; d < n; d += kRandomisePeriod) {
+    // Runs of equal bytes, eight a step: a word with a mismatch ends one run (its equal
+    // low bytes) and starts the next (its equal high bytes; shorter runs within it are
+    // too short to matter).
+    uint32_t run = 0;
+    size_t i = 0;
+    for (; i + 8 <= n - d; i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, t + i, 8);
+      std::memcpy(&y, t + d + i, 8);
+      if (x == y) {
+        run += 8;
+        continue;
+      }
+      best = std::max(best, run + uint32_t(std::countr_zero(x ^ y)) / 8);
+      run = uint32_t(std::countl_zero(x ^ y)) / 8;
+    }
+    for (; i < n - d; i++) {
+      run = t[i] == t[d + i] ? run + 1 : 0;
+      best = std::max(best, run);
+    }
+    best = std::max(best, run);
+  }
+  return best;
+}
+
+bool worth_perturbing(const uint8_t* block, size_t n) {
+  return sort_would_be_deep(block, n) && longest_flip_aligned_repeat(block, n) < kDeepPrefix;
+}
+
+void randomise_block(RawBlock& block) {
+  block.crc = block_crc(block.data.data(), block.data.size());
+  flip_randomised_bits(block.data.data(), block.data.size());
+  block.randomised = true;
+}
+
+bool perturb_if_deep(RawBlock& block) {
+  if (!worth_perturbing(block.data.data(), block.data.size())) return false;
+  randomise_block(block);
+  return true;
+}
+
+}  // namespace gpbzip2

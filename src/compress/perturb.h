@@ -1,0 +1,45 @@
+// --perturb: a block whose rotation sort would go deep (rotations sharing long prefixes)
+// is written as one of bzip2's randomised blocks. The low bit of about one byte in 540 is
+// flipped where bzip2's table says (the decoder flips them back), so that repeats longer
+// than a few hundred bytes no longer make equal prefixes: the GPU's prefix doubling needs
+// fewer rounds. Costs a little size; the file is no longer bzip2's bytes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "block_reader.h"
+
+namespace gpbzip2 {
+
+// Rotations sharing this many bytes make a block deep: the GPU sorts 5 bytes at first and
+// doubles that each round, so a longest common prefix of 2^k * 5 needs k + 1 rounds. Ordinary
+// data (silesia) stays under it; repeats of whole files in a tar and the hard inputs pass
+// it (bench/README.md has the measurements).
+inline constexpr uint32_t kDeepPrefix = 20480;
+
+// The longest repeat in block[0..n) as a sample sees it: the block is cut into chunks at
+// content-defined anchors (about one position in 256), and the answer is the longest run
+// of whole chunks that occurs twice, or the longest chunk. About the longest common prefix
+// of neighbouring sorted rotations, a chunk or two under it; for measurements and tests.
+uint32_t estimate_longest_repeat(const uint8_t* block, size_t n);
+
+// Whether that estimate reaches kDeepPrefix (one probe instead of a bisection).
+bool sort_would_be_deep(const uint8_t* block, size_t n);
+
+// The longest stretch where block[i] == block[i + d] for d a multiple of the flips'
+// period (278,212 bytes): bytes that far apart get the same flips, so such a repeat stays
+// whole in a randomised block.
+uint32_t longest_flip_aligned_repeat(const uint8_t* block, size_t n);
+
+// The rule: the block is deep, and the flips would break its long repeats.
+bool worth_perturbing(const uint8_t* block, size_t n);
+
+// Makes the block a randomised one: takes its CRC (of the original bytes), flips the
+// bytes and marks it.
+void randomise_block(RawBlock& block);
+
+// The hook between the first run-length coding and the sort: randomises the block where
+// the rule says so. Returns whether it did.
+bool perturb_if_deep(RawBlock& block);
+
+}  // namespace gpbzip2
