@@ -27,22 +27,28 @@ constexpr std::array<uint64_t, 256> kGear = [] {
 
 // An anchor ends a 64-byte window whose hash has a zero top byte: one position in 256 on
 // varied data, placed by content, so that both copies of a repeat have the same anchors.
-constexpr uint64_t kAnchorMask = uint64_t(0xff) << 56;
+constexpr uint64_t kAnchorBelow = uint64_t(1) << 56;
 
-// Hash of a chunk's bytes, eight at a time.
+// Hash of a chunk's bytes, sixteen at a time in two independent chains.
 uint64_t chunk_hash(const uint8_t* p, size_t len) {
-  constexpr uint64_t kMul = 0x9fb21c651e98df25u;
-  uint64_t h = len * 0x9e3779b97f4a7c15u;
+  constexpr uint64_t kMulA = 0x9fb21c651e98df25u, kMulB = 0xc2b2ae3d27d4eb4fu;
+  uint64_t a = len * 0x9e3779b97f4a7c15u, b = ~a;
   size_t i = 0;
-  for (; i + 8 <= len; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
+  for (; i + 16 <= len; i += 16) {
+    uint64_t x, y;
+    std::memcpy(&x, p + i, 8);
+    std::memcpy(&y, p + i + 8, 8);
+    a = (a ^ x) * kMulA;
+    b = (b ^ y) * kMulB;
+    a ^= a >> 29;
+    b ^= b >> 31;
   }
-  uint64_t w = 0;
-  std::memcpy(&w, p + i, len - i);
-  h = (h ^ w) * kMul;
+  uint64_t x = 0, y = 0;
+  std::memcpy(&x, p + i, std::min<size_t>(8, len - i));
+  if (len - i > 8) std::memcpy(&y, p + i + 8, len - i - 8);
+  a = (a ^ x) * kMulA;
+  b = (b ^ y) * kMulB;
+  const uint64_t h = (a ^ (b >> 32) ^ (b << 32)) * kMulA;
   return h ^ (h >> 32);
 }
 
@@ -58,11 +64,7 @@ struct Chunks {
 
   Chunks(const uint8_t* t, size_t n) {
     start.push_back(0);
-    uint64_t h = 0;
-    for (size_t x = 0; x < n; x++) {
-      h = (h << 1) + kGear[t[x]];
-      if (!(h & kAnchorMask)) start.push_back(uint32_t(x + 1));
-    }
+    find_anchors(t, n);
     if (start.back() != n) start.push_back(uint32_t(n));
     const size_t m = start.size() - 1;
     prefix.resize(m + 1);
@@ -74,6 +76,45 @@ struct Chunks {
       longest = std::max(longest, len);
       prefix[i + 1] = prefix[i] * kBase + chunk_hash(t + start[i], len);
       power[i + 1] = power[i] * kBase;
+    }
+  }
+
+  // Appends the chunk starts (each anchor + 1) in order. The hash is one chain of
+  // dependent steps, so four lanes hash a quarter of the block each, interleaved; a lane
+  // first hashes the 63 bytes before its quarter, which is all its first anchors depend
+  // on (the top byte holds the last 64 bytes' terms and their carries, nothing older).
+  void find_anchors(const uint8_t* t, size_t n) {
+    constexpr size_t kLanes = 4;
+    size_t from[kLanes + 1];
+    for (size_t k = 0; k <= kLanes; k++) from[k] = k * n / kLanes;
+    uint64_t h[kLanes] = {};
+    if (from[1] < 64) from[1] = from[2] = from[3] = 0;  // a small block: lane 3 alone
+    for (size_t k = 1; k < kLanes; k++)
+      for (size_t x = from[k] >= 63 ? from[k] - 63 : 0; x < from[k]; x++) h[k] = (h[k] << 1) + kGear[t[x]];
+    std::vector<uint32_t> found[kLanes];
+    const size_t common = from[1] - from[0];  // lanes are this long or one byte longer
+    // Four named hashes, so that they stay in registers.
+    uint64_t h0 = h[0], h1 = h[1], h2 = h[2], h3 = h[3];
+    const uint8_t *t0 = t + from[0], *t1 = t + from[1], *t2 = t + from[2], *t3 = t + from[3];
+    for (size_t i = 0; i < common; i++) {
+      h0 = (h0 << 1) + kGear[t0[i]];
+      h1 = (h1 << 1) + kGear[t1[i]];
+      h2 = (h2 << 1) + kGear[t2[i]];
+      h3 = (h3 << 1) + kGear[t3[i]];
+      if (std::min(std::min(h0, h1), std::min(h2, h3)) < kAnchorBelow) [[unlikely]] {
+        if (h0 < kAnchorBelow) found[0].push_back(uint32_t(from[0] + i + 1));
+        if (h1 < kAnchorBelow) found[1].push_back(uint32_t(from[1] + i + 1));
+        if (h2 < kAnchorBelow) found[2].push_back(uint32_t(from[2] + i + 1));
+        if (h3 < kAnchorBelow) found[3].push_back(uint32_t(from[3] + i + 1));
+      }
+    }
+    h[0] = h0, h[1] = h1, h[2] = h2, h[3] = h3;
+    for (size_t k = 0; k < kLanes; k++) {
+      for (size_t x = from[k] + common; x < from[k + 1]; x++) {
+        h[k] = (h[k] << 1) + kGear[t[x]];
+        if (h[k] < kAnchorBelow) found[k].push_back(uint32_t(x + 1));
+      }
+      start.insert(start.end(), found[k].begin(), found[k].end());
     }
   }
 
