@@ -3,8 +3,8 @@
 #   bench/bench_perturb.sh [gpbzip2 [SIZE [RUNS [TAR_SIZE]]]]
 # The hard inputs of bench_hard.sh (SIZE bytes each, default 16000000; TAR_SIZE bytes of
 # the tar, default 100000000, 0: none; TAR_FILE as there), a 278,212-byte chunk repeated
-# (the flips' period: the one repeat they cannot break) and silesia-7 (from SILESIA,
-# default ../shared/corpus/silesia; left out where absent). INPUTS names a subset.
+# (the flips' period: the one repeat they cannot break), silesia-7 and silesia-7x4 (from
+# SILESIA, default ../shared/corpus/silesia; left out where absent). INPUTS names a subset.
 # Per input: perturb_depth's sums (blocks, blocks perturbed, the most GPU doubling rounds
 # of any block before and after, coded size, the rule's time); the whole program's
 # output size without and with --perturb, and its CPU time at -n1 --gpu=off (best of
@@ -33,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 source "$here/hard_inputs.bash"
 input_names+=(repeat-278212)
 input_args[repeat-278212]="repeat 1 278212"
-[[ -d $silesia ]] && input_names+=(silesia-7)
+[[ -d $silesia ]] && input_names+=(silesia-7 silesia-7x4)
 selected=${INPUTS:-${input_names[*]}}
 
 gpu=no
@@ -69,8 +69,12 @@ echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
 gpu_rows=()
 for name in $selected; do
   in=$work/input
-  if [[ $name == silesia-7 ]]; then
-    (cd "$silesia" && cat dickens mr nci ooffice osdb reymont xml) > "$in"
+  if [[ $name == silesia-7* ]]; then
+    copies=1
+    [[ $name == silesia-7x4 ]] && copies=4
+    for ((c = 0; c < copies; c++)); do
+      (cd "$silesia" && cat dickens mr nci ooffice osdb reymont xml)
+    done > "$in"
   else
     make_input "$name" "$in"
   fi
