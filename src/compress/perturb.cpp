@@ -28,6 +28,10 @@ constexpr std::array<uint64_t, 256> kGear = [] {
 // An anchor ends a 64-byte window whose hash has a zero top byte: one position in 256 on
 // varied data, placed by content, so that both copies of a repeat have the same anchors.
 constexpr uint64_t kAnchorBelow = uint64_t(1) << 56;
+// Chunks are at least this long: an anchor this close to the chunk's start is skipped.
+// Varied data has few such; a short period whose windows are anchors (two bytes over and
+// over) would otherwise make a chunk every period, and the chunks cost more than the block.
+constexpr uint32_t kMinChunk = 64;
 
 // Hash of a chunk's bytes, sixteen at a time in two independent chains.
 uint64_t chunk_hash(const uint8_t* p, size_t len) {
@@ -79,10 +83,11 @@ struct Chunks {
     }
   }
 
-  // Appends the chunk starts (each anchor + 1) in order. The hash is one chain of
-  // dependent steps, so four lanes hash a quarter of the block each, interleaved; a lane
-  // first hashes the 63 bytes before its quarter, which is all its first anchors depend
-  // on (the top byte holds the last 64 bytes' terms and their carries, nothing older).
+  // Appends the chunk starts (each anchor + 1, kMinChunk apart within a quarter and where
+  // quarters join) in order. The hash is one chain of dependent steps, so four lanes hash
+  // a quarter of the block each, interleaved; a lane first hashes the 63 bytes before its
+  // quarter, which is all its first anchors depend on (the top byte holds the last 64
+  // bytes' terms and their carries, no older).
   void find_anchors(const uint8_t* t, size_t n) {
     constexpr size_t kLanes = 4;
     size_t from[kLanes + 1];
@@ -90,8 +95,16 @@ struct Chunks {
     uint64_t h[kLanes] = {};
     if (from[1] < 64) from[1] = from[2] = from[3] = 0;  // a small block: lane 3 alone
     for (size_t k = 1; k < kLanes; k++)
-      for (size_t x = from[k] >= 63 ? from[k] - 63 : 0; x < from[k]; x++) h[k] = (h[k] << 1) + kGear[t[x]];
+      for (size_t x = from[k] >= 63 ? from[k] - 63 : 0; x < from[k]; x++)
+        h[k] = (h[k] << 1) + kGear[t[x]];
     std::vector<uint32_t> found[kLanes];
+    size_t last[kLanes];  // the lane's last kept anchor + 1
+    for (size_t k = 0; k < kLanes; k++) last[k] = from[k] >= kMinChunk ? from[k] - kMinChunk : 0;
+    auto keep = [&](size_t k, size_t s) {
+      if (s - last[k] < kMinChunk) return;
+      found[k].push_back(uint32_t(s));
+      last[k] = s;
+    };
     const size_t common = from[1] - from[0];  // lanes are this long or one byte longer
     // Four named hashes, so that they stay in registers.
     uint64_t h0 = h[0], h1 = h[1], h2 = h[2], h3 = h[3];
@@ -102,19 +115,20 @@ struct Chunks {
       h2 = (h2 << 1) + kGear[t2[i]];
       h3 = (h3 << 1) + kGear[t3[i]];
       if (std::min(std::min(h0, h1), std::min(h2, h3)) < kAnchorBelow) [[unlikely]] {
-        if (h0 < kAnchorBelow) found[0].push_back(uint32_t(from[0] + i + 1));
-        if (h1 < kAnchorBelow) found[1].push_back(uint32_t(from[1] + i + 1));
-        if (h2 < kAnchorBelow) found[2].push_back(uint32_t(from[2] + i + 1));
-        if (h3 < kAnchorBelow) found[3].push_back(uint32_t(from[3] + i + 1));
+        if (h0 < kAnchorBelow) keep(0, from[0] + i + 1);
+        if (h1 < kAnchorBelow) keep(1, from[1] + i + 1);
+        if (h2 < kAnchorBelow) keep(2, from[2] + i + 1);
+        if (h3 < kAnchorBelow) keep(3, from[3] + i + 1);
       }
     }
     h[0] = h0, h[1] = h1, h[2] = h2, h[3] = h3;
     for (size_t k = 0; k < kLanes; k++) {
       for (size_t x = from[k] + common; x < from[k + 1]; x++) {
         h[k] = (h[k] << 1) + kGear[t[x]];
-        if (h[k] < kAnchorBelow) found[k].push_back(uint32_t(x + 1));
+        if (h[k] < kAnchorBelow) keep(k, x + 1);
       }
-      start.insert(start.end(), found[k].begin(), found[k].end());
+      for (uint32_t s : found[k])
+        if (s - start.back() >= kMinChunk) start.push_back(s);
     }
   }
 
