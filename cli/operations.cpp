@@ -241,9 +241,10 @@ void compress_one(const std::string* name) {
   copts.threads = o.threads;
   copts.gpu = o.gpu;
   copts.input_size = input_size(job.in_fd);
+  copts.perturb = o.perturb;
   copts.progress = [&](uint64_t i, uint64_t w) { meter.update(i, w); };
   copts.notice = notices.callback();
-  StreamTotals totals;
+  CompressTotals totals;
   try {
     totals = compress_stream(in, out, copts);
   } catch (const Error& e) {
@@ -254,6 +255,10 @@ void compress_one(const std::string* name) {
   }
   meter.finish();
   if (verbosity() >= 1) close_file_line(ratio_summary(totals.bytes_in, totals.bytes_out).c_str());
+  if (verbosity() >= 1 && o.perturb)
+    say("%s: %llu of %llu blocks perturbed (written as randomised blocks)", job.in_name.c_str(),
+        static_cast<unsigned long long>(totals.perturbed_blocks),
+        static_cast<unsigned long long>(totals.blocks));
   notices.show(job.in_name);
   if (to_files)
     finish_file_pair(job);

@@ -17,7 +17,7 @@ struct Model {
   CLI::App app;
   CLI::Option *compress, *decompress, *test, *to_stdout, *keep, *force, *quiet, *verbose,
       *small, *license, *version, *help, *fast, *best, *exponential, *rep_best, *rep_fast,
-      *progress, *gpu_option;
+      *progress, *perturb, *gpu_option;
   CLI::Option* level[10] = {};
   int threads = 0;
   std::string gpu;
@@ -48,6 +48,7 @@ Model::Model(const std::string& prog) : app("", prog) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   gpu_option = app.add_option("--gpu", gpu)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   progress = app.add_flag("--progress");
+  perturb = app.add_flag("--perturb");
   exponential = app.add_flag("--exponential");
   rep_best = app.add_flag("--repetitive-best");
   rep_fast = app.add_flag("--repetitive-fast");
@@ -81,6 +82,11 @@ std::string usage_text(const std::string& prog) {
          "                       on: a GPU or exit 1, off: no GPU\n"
          "   --progress          show progress even if stderr is not a terminal\n"
          "                       (there as one line a second)\n"
+         "   --perturb           write blocks with long repeats as bzip2's randomised\n"
+         "                       blocks, which a GPU sorts faster: the output is a\n"
+         "                       little larger and not bzip2's bytes; bzip2, lbzip2,\n"
+         "                       7-Zip and Python read it, Go's compress/bzip2 and\n"
+         "                       rapidgzip do not (ignored when decompressing)\n"
          "\n"
          "   If invoked as `gpbzip2', default action is to compress.\n"
          "              as `gpbunzip2', default action is to decompress.\n"
@@ -201,6 +207,7 @@ void apply(Model& m, const CLI::Option* o, Options& opts) {
   if (o == m.fast) opts.level = 1;
   if (o == m.best) opts.level = 9;
   if (o == m.progress) opts.progress = true;
+  if (o == m.perturb) opts.perturb = true;
   if (o == m.rep_best || o == m.rep_fast)
     say("--%s is redundant in versions 0.9.5 and above", o->get_lnames().front().c_str());
   for (int i = 1; i <= 9; i++)

@@ -24,6 +24,7 @@ struct Options {
   int threads = 0;  // 0: every core
   GpuMode gpu = GpuMode::Auto;
   bool progress = false;  // --progress: show the meter even where it would not be shown
+  bool perturb = false;   // --perturb: deep blocks written randomised (compression only)
   std::vector<std::string> files;
   size_t longest_name = 7;  // strlen("(stdin)"), bzip2's starting width for -v lines
 };

@@ -18,6 +18,10 @@ struct CompressOptions {
   // Bytes of input expected (a regular file's size), or 0 when unknown (a pipe): with
   // GpuMode::Auto, a GPU opens at once for large inputs and never for small ones.
   uint64_t input_size = 0;
+  // Blocks whose sort would go deep (long repeats: many GPU doubling rounds) are written
+  // as bzip2's randomised blocks, which sort shallow; the stream is then no longer what
+  // bzip2 writes, and a little larger. Off: every block as bzip2 writes it.
+  bool perturb = false;
   // Called from the writer after each block with the totals so far.
   std::function<void(uint64_t bytes_in, uint64_t bytes_out)> progress;
   // One line for the user at -v (GPU fallbacks and the like).
@@ -29,9 +33,14 @@ struct StreamTotals {
   uint64_t bytes_out = 0;
 };
 
-// Compresses all of `in` into one .bz2 stream, byte-identical to `bzip2 -<level>`.
-// Throws Error; on error some output may already have been written.
-StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts);
+struct CompressTotals : StreamTotals {
+  uint64_t blocks = 0;
+  uint64_t perturbed_blocks = 0;  // of them, written randomised (CompressOptions::perturb)
+};
+
+// Compresses all of `in` into one .bz2 stream, byte-identical to `bzip2 -<level>` unless
+// opts.perturb. Throws Error; on error some output may already have been written.
+CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts);
 
 struct DecompressOptions {
   int threads = 0;  // decoding threads; 0 means one per core

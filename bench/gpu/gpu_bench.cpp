@@ -1,8 +1,9 @@
 // Timings for bench/gpu/run.sh, through the library (not the CLI):
-//   gpu_bench bwt FILE LEVEL LANES REPS BATCH_MB
+//   gpu_bench bwt FILE LEVEL LANES REPS BATCH_MB [perturb]
 //                                         GPU BWT alone: FILE cut into blocks as bzip2
-//                                         cuts them, sorted in batches of BATCH_MB by
-//                                         LANES threads; prints MB/s of block bytes
+//                                         cuts them (perturb: as --perturb leaves them),
+//                                         sorted in batches of BATCH_MB by LANES
+//                                         threads; prints MB/s of block bytes
 //   gpu_bench encode FILE LEVEL THREADS   the CPU side alone: blocks sorted on the GPU
 //                                         first, then CRC and entropy coding timed on
 //                                         THREADS threads (the ceiling with a fast GPU)
@@ -12,9 +13,10 @@
 //                                         CRC, MB/s of block bytes each) and the GPU
 //                                         inverse BWT alone, in batches of BATCH_BLOCKS
 //                                         by LANES threads
-//   gpu_bench compress IN OUT LEVEL THREADS auto|on|off
-//                                         whole compression; prints seconds and MB/s
-//                                         on stderr (OUT may be /dev/stdout)
+//   gpu_bench compress IN OUT LEVEL THREADS auto|on|off [perturb]
+//                                         whole compression (perturb: --perturb);
+//                                         prints seconds and MB/s on stderr (OUT may
+//                                         be /dev/stdout)
 #include <fcntl.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -38,6 +40,7 @@
 #include "compress/gpu_bwt.h"
 #include "decompress/block_decoder.h"
 #include "decompress/gpu_inverse_bwt.h"
+#include "compress/perturb.h"
 
 using namespace gpbzip2;
 using Clock = std::chrono::steady_clock;
@@ -46,18 +49,20 @@ static double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-static int bench_bwt(const char* path, int level, int lanes, int reps, size_t batch_mb) {
+static int bench_bwt(const char* path, int level, int lanes, int reps, size_t batch_mb,
+                     bool perturb) {
   std::ifstream f(path, std::ios::binary);
   std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
   MemorySource src(input);
   BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> blocks;
-  size_t bytes = 0;
+  size_t bytes = 0, perturbed = 0;
   ByteBuffer rle;
   for (RawBlock b; reader.next(b);) {
     const std::span<const uint8_t> text = block_text(b, rle);
     bytes += text.size();
     blocks.emplace_back(text.begin(), text.end());
+    if (perturb) perturbed += perturb_if_deep(blocks.back().data(), blocks.back().size());
   }
   // Batches as the station makes them: at most 256 blocks.
   const size_t block_bytes = size_t(format::block_limit(level)) + 4;
@@ -92,10 +97,10 @@ static int bench_bwt(const char* path, int level, int lanes, int reps, size_t ba
     for (auto& t : threads) t.join();
     best = std::min(best, since(t0));
   }
-  std::printf("bwt %s level %d lanes %d batch %zu MiB: %zu blocks, %zu batches of %zu, "
-              "%zu periodic, %.1f MB in %.4f s = %.0f MB/s\n",
-              path, level, lanes, batch_mb, blocks.size(), batches, per_batch, periodic.load(),
-              double(bytes) / 1e6, best, double(bytes) / 1e6 / best);
+  std::printf("bwt %s level %d lanes %d batch %zu MiB: %zu blocks (%zu perturbed), %zu batches "
+              "of %zu, %zu periodic, %.1f MB in %.4f s = %.0f MB/s\n",
+              path, level, lanes, batch_mb, blocks.size(), perturbed, batches, per_batch,
+              periodic.load(), double(bytes) / 1e6, best, double(bytes) / 1e6 / best);
   for (size_t b = 0; b < batches; b++)
     std::printf("  batch %zu: %d rounds, %.2f keys sorted per byte, first sort %.1f ms, all %.1f ms\n",
                 b, stats[b].rounds, double(stats[b].keys_sorted) / double(stats[b].bytes),
@@ -241,7 +246,7 @@ static int bench_inverse(const char* path, int level, int lanes, size_t per_batc
 }
 
 static int bench_compress(const char* in_path, const char* out_path, int level, int threads,
-                          const std::string& gpu) {
+                          const std::string& gpu, bool perturb) {
   int in = open(in_path, O_RDONLY);
   int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (in < 0 || out < 0) {
@@ -254,16 +259,21 @@ static int bench_compress(const char* in_path, const char* out_path, int level, 
   o.level = level;
   o.threads = threads;
   o.gpu = gpu == "on" ? GpuMode::On : gpu == "off" ? GpuMode::Off : GpuMode::Auto;
+  o.perturb = perturb;
   o.input_size = uint64_t(lseek(in, 0, SEEK_END));
   lseek(in, 0, SEEK_SET);
   o.notice = [](const std::string& s) { std::fprintf(stderr, "notice: %s\n", s.c_str()); };
   auto t0 = Clock::now();
-  StreamTotals t = compress_stream(src, sink, o);
+  CompressTotals t = compress_stream(src, sink, o);
   double s = since(t0);
   close(in);
   close(out);
-  std::fprintf(stderr, "compress level %d threads %d gpu %s: %.1f MB in %.3f s = %.0f MB/s\n", level,
-              threads, gpu.c_str(), double(t.bytes_in) / 1e6, s, double(t.bytes_in) / 1e6 / s);
+  std::fprintf(stderr,
+               "compress level %d threads %d gpu %s: %.1f MB in %.3f s = %.0f MB/s, %llu of %llu "
+               "blocks perturbed\n",
+               level, threads, gpu.c_str(), double(t.bytes_in) / 1e6, s,
+               double(t.bytes_in) / 1e6 / s, static_cast<unsigned long long>(t.perturbed_blocks),
+               static_cast<unsigned long long>(t.blocks));
   return 0;
 }
 
@@ -272,15 +282,19 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   try {
-    if (argc == 7 && !std::strcmp(argv[1], "bwt"))
+    // An optional last word "perturb" does what --perturb does.
+    const bool perturb = argc == 8 && !std::strcmp(argv[7], "perturb");
+    const bool args7 = argc == 7 || perturb;
+    if (args7 && !std::strcmp(argv[1], "bwt"))
       return bench_bwt(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
-                       size_t(std::atoi(argv[6])));
+                       size_t(std::atoi(argv[6])), perturb);
     if (argc == 5 && !std::strcmp(argv[1], "encode"))
       return bench_encode(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
     if (argc == 6 && !std::strcmp(argv[1], "inverse"))
       return bench_inverse(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), size_t(std::atoi(argv[5])));
-    if (argc == 7 && !std::strcmp(argv[1], "compress"))
-      return bench_compress(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]), argv[6]);
+    if (args7 && !std::strcmp(argv[1], "compress"))
+      return bench_compress(argv[2], argv[3], std::atoi(argv[4]), std::atoi(argv[5]), argv[6],
+                            perturb);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpu_bench: %s\n", e.what());
     return 1;

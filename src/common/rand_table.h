@@ -3,6 +3,7 @@
 // The numbers are part of the .bz2 format.
 #pragma once
 #include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace gpbzip2 {
@@ -41,5 +42,24 @@ inline constexpr std::array<uint16_t, 512> kRandomiseTable = {
     780, 773, 635, 389, 707, 100, 626, 958, 165, 504, 920, 176, 193, 713, 857, 265,
     203, 50, 668, 108, 645, 990, 626, 197, 510, 357, 358, 850, 858, 364, 936, 638,
 };
+
+// The flipped positions repeat with this period (the table's sum, 278,212 bytes).
+inline constexpr size_t kRandomisePeriod = [] {
+  size_t sum = 0;
+  for (uint16_t v : kRandomiseTable) sum += v;
+  return sum;
+}();
+
+// Flips the low bit of the bytes a randomised block flips: the first at kRandomiseTable[0]
+// - 2, each next one the table's next number further on. Its own inverse: the encoder
+// randomises the run-length coded block with it before the sort, the decoder undoes that
+// after the inverse BWT.
+inline void flip_randomised_bits(uint8_t* text, size_t n) {
+  size_t next = kRandomiseTable[0] - 2u;
+  for (size_t r = 1; next < n; r++) {
+    text[next] ^= 1;
+    next += kRandomiseTable[r % kRandomiseTable.size()];
+  }
+}
 
 }  // namespace gpbzip2

@@ -301,7 +301,7 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
 }  // namespace
 
 void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
-                  EncoderWorkspace& ws, BitWriter& out) {
+                  bool randomised, EncoderWorkspace& ws, BitWriter& out) {
   // Four tables filled in turn: measured a quarter faster than one table, as back-to-back
   // stores then rarely go to one address.
   bool seen[4][256] = {};
@@ -328,7 +328,7 @@ void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t bl
 
   out.put48(format::kBlockMagic);
   out.put(32, block_crc);
-  out.put(1, 0);  // not randomised
+  out.put(1, randomised);
   out.put(24, orig_ptr);
 
   bool used16[16] = {};

@@ -14,8 +14,9 @@ struct EncoderWorkspace {
 };
 
 // Appends one complete block (magic, CRC, origPtr, tables, data) to `out`.
-// `last` is the BWT last column of the run-length encoded block.
+// `last` is the BWT last column of the run-length encoded block (of its randomised form
+// where `randomised`: the header says so).
 void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
-                  EncoderWorkspace& ws, BitWriter& out);
+                  bool randomised, EncoderWorkspace& ws, BitWriter& out);
 
 }  // namespace gpbzip2

@@ -14,9 +14,9 @@ namespace gpbzip2 {
 
 namespace {
 
-void run_cpu_station_nicer(WorkQueue& queue) {
+void run_cpu_station_nicer(WorkQueue& queue, bool perturb) {
   run_nicer();
-  run_cpu_station(queue);
+  run_cpu_station(queue, perturb);
 }
 
 // Opening a GPU costs about 0.45 s of wall time however little it then sorts (driver
@@ -36,12 +36,16 @@ uint64_t gpu_worth_bytes(int threads) {
 // An input of one block (a small file) is compressed by the calling thread, so that small
 // files compressed one after another (find -exec) pay for no thread starts and no
 // hand-offs between threads.
-StreamTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions& opts) {
+CompressTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions& opts) {
   StreamWriter writer(out, opts.level);
-  StreamTotals totals;
+  CompressTotals totals;
   if (any) {
     BlockCompressor compressor;
-    writer.add(compressor.compress(job));
+    compressor.perturb = opts.perturb;
+    const CodedBlock coded = compressor.compress(job);
+    writer.add(coded);
+    totals.blocks = 1;
+    totals.perturbed_blocks = coded.randomised;
     totals.bytes_in = job.raw.input_bytes;
     if (opts.progress) opts.progress(totals.bytes_in, writer.bytes_written());
   }
@@ -54,7 +58,7 @@ StreamTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions
 
 int default_thread_count() { return int(std::max(1u, std::thread::hardware_concurrency())); }
 
-StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
+CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
     throw Error(ErrorKind::Internal, "compression level out of range");
   BlockReader reader(in, opts.level);
@@ -88,7 +92,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   };
   if (opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && gpu_worth_it())) start_gpu();
   StreamWriter writer(out, opts.level);
-  StreamTotals totals;
+  CompressTotals totals;
 
   std::thread write_thread([&] {
     try {
@@ -97,6 +101,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
         if (!block) break;
         writer.add(*block);
         totals.bytes_in += block->input_bytes;
+        totals.perturbed_blocks += block->randomised;
         if (opts.progress) opts.progress(totals.bytes_in, writer.bytes_written());
       }
     } catch (...) {
@@ -109,7 +114,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   auto start_station = [&] {
     stations.emplace_back(opts.gpu == GpuMode::Off || !built_with_cuda() ? run_cpu_station
                                                                          : run_cpu_station_nicer,
-                          std::ref(queue));
+                          std::ref(queue), opts.perturb);
   };
 
   uint64_t blocks = 0;
@@ -133,6 +138,7 @@ StreamTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts)
   if (auto err = queue.error()) std::rethrow_exception(err);
   writer.finish();
   totals.bytes_out = writer.bytes_written();
+  totals.blocks = blocks;
   return totals;
 }
 

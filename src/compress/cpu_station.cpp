@@ -1,45 +1,55 @@
 #include "cpu_station.h"
 
+#include "perturb.h"
+
 namespace gpbzip2 {
 namespace {
 
-// Makes a job sortable by a GPU: its CRC, and its run-length coding into a buffer of its
-// own, so that the larger input buffer goes back to the reader at once.
-void prepare(Job& job, WorkQueue& queue) {
+// The block's CRC (of its original bytes), then what the sort takes: its run-length
+// coding into `rle`, or the input itself where it has no run; with --perturb, flipped
+// into a randomised block where the rule says (perturb.h).
+std::span<const uint8_t> ready(Job& job, ByteBuffer& rle, bool perturb) {
   job.crc = block_crc(job.raw);
-  if (job.raw.has_runs) {
-    job.rle = queue.spare_buffer();
-    block_text(job.raw, job.rle);
-    queue.recycle(std::move(job.raw.buffer));
-  }
+  const size_t n = block_text(job.raw, rle).size();
+  uint8_t* const text = job.raw.has_runs ? rle.data() : job.raw.buffer.data();
+  if (perturb) job.randomised = perturb_if_deep(text, n);
+  return {text, n};
+}
+
+// Makes a job sortable by a GPU, with its run-length coding in a buffer of its own, so
+// that the larger input buffer goes back to the reader at once.
+void prepare(Job& job, WorkQueue& queue, bool perturb) {
+  if (job.raw.has_runs) job.rle = queue.spare_buffer();
+  ready(job, job.rle, perturb);
+  if (job.raw.has_runs) queue.recycle(std::move(job.raw.buffer));
   job.prepared = true;
 }
 
 }  // namespace
 
 CodedBlock BlockCompressor::compress(Job& job) {
-  const RawBlock& raw = job.raw;
-  const uint32_t crc = job.prepared ? job.crc : block_crc(raw);
-  const std::span<const uint8_t> text = job.prepared ? job.text() : block_text(raw, rle);
+  const std::span<const uint8_t> text = job.prepared ? job.text() : ready(job, rle, perturb);
   if (!job.sorted) bwt_forward(text.data(), int32_t(text.size()), bwt, sorted);
   const BwtResult& s = job.sorted ? *job.sorted : sorted;
   BitWriter bw;  // encode_block sizes it for the block's data
-  encode_block(s.last.data(), int32_t(text.size()), s.orig_ptr, crc, enc, bw);
+  encode_block(s.last.data(), int32_t(text.size()), s.orig_ptr, job.crc, job.randomised, enc, bw);
   CodedBlock out;
-  out.index = raw.index;
+  out.index = job.raw.index;
   out.nbits = bw.bit_count();
   out.bits = std::move(bw.finish());
-  out.crc = crc;
-  out.input_bytes = raw.input_bytes;
+  out.crc = job.crc;
+  out.input_bytes = job.raw.input_bytes;
+  out.randomised = job.randomised;
   return out;
 }
 
-void run_cpu_station(WorkQueue& queue) {
+void run_cpu_station(WorkQueue& queue, bool perturb) {
   BlockCompressor compressor;
+  compressor.perturb = perturb;
   try {
     while (auto job = queue.pop_for_cpu()) {
       if (job->prepare_only) {
-        prepare(*job, queue);
+        prepare(*job, queue, perturb);
         queue.prepared(std::move(*job));
         continue;
       }

@@ -9,6 +9,7 @@ namespace gpbzip2 {
 // Compresses one block whole (run-length coding and CRC if not yet prepared, BWT if not
 // yet sorted, then entropy coding).
 struct BlockCompressor {
+  bool perturb = false;  // --perturb: deep blocks written randomised (perturb.h)
   ByteBuffer rle;
   BwtWorkspace bwt;
   BwtResult sorted;
@@ -16,6 +17,6 @@ struct BlockCompressor {
   CodedBlock compress(Job& job);
 };
 
-void run_cpu_station(WorkQueue& queue);
+void run_cpu_station(WorkQueue& queue, bool perturb);
 
 }  // namespace gpbzip2

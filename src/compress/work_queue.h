@@ -39,6 +39,7 @@ struct Job {
   // block and raw's buffer has gone back to the reader.
   bool prepared = false;
   uint32_t crc = 0;
+  bool randomised = false;  // --perturb flipped its text's bits: a randomised block
   ByteBuffer rle;
   std::optional<BwtResult> sorted;
   // What the BWT sorts, once prepared.
@@ -53,6 +54,7 @@ struct CodedBlock {
   uint64_t nbits = 0;
   uint32_t crc = 0;
   uint64_t input_bytes = 0;
+  bool randomised = false;
 };
 
 class WorkQueue {

@@ -265,16 +265,6 @@ std::vector<uint8_t> BlockDecoder::invert_bwt(const uint8_t* bwt, uint32_t n, ui
   return {d.text().begin(), d.text().end()};
 }
 
-void derandomise(uint8_t* text, uint32_t n) {
-  // bzip2 0.9.0 flipped the low bit of one byte every few hundred, at distances taken
-  // from kRandomiseTable.
-  uint32_t next = kRandomiseTable[0] - 2u;
-  for (size_t r = 1; next < n; r++) {
-    text[next] ^= 1;
-    next += kRandomiseTable[r % kRandomiseTable.size()];
-  }
-}
-
 // Row i of the sorted rotations ends with byte L[i] = tt[i] and, for the k-th occurrence
 // of that byte, LF(i) is the k-th row starting with it: the row of the rotation one byte
 // to the left. tt gets LF's inverse, the next row in text order, beside each row's byte.
@@ -303,7 +293,7 @@ void BlockDecoder::undo_bwt(std::span<uint8_t* const> work) {
   const uint32_t cycle = walk_chains(work);
   uint8_t* const text = reinterpret_cast<uint8_t*>(tt_.get());
   for (uint32_t k = cycle; k < n; k++) text[k] = text[k - cycle];
-  if (randomised_) derandomise(text, n);
+  if (randomised_) flip_randomised_bits(text, n);
 }
 
 // Walks all chains, kLanes at a time, then copies their pieces in text order over tt.

@@ -103,9 +103,6 @@ class BlockDecoder {
   const char* why_ = "";
 };
 
-// Undoes the legacy randomisation of a block's text (its header bit set), in place.
-void derandomise(uint8_t* text, uint32_t n);
-
 // Undoes the initial run-length coding of a block's text (4 equal bytes, then a count of
 // further copies), piece by piece, and computes the block CRC on the way.
 class RunExpander {

@@ -1,6 +1,7 @@
 #include "decode_station.h"
 
 #include "common/format.h"
+#include "common/rand_table.h"
 
 namespace gpbzip2 {
 namespace {
@@ -63,7 +64,7 @@ bool work_on(DecodeTask& t, DecodeQueue& queue, const TaskPtr& shared, BlockDeco
              PagePool& pool, uint8_t* scratch) {
   if (t.inverted) {
     // Back from the GPU with its text.
-    if (t.randomised) derandomise(t.bwt.data(), uint32_t(t.bwt.size()));
+    if (t.randomised) flip_randomised_bits(t.bwt.data(), t.bwt.size());
     expand(t, t.bwt.data(), t.bwt.size(), pool, scratch);
     t.bwt = {};
     return true;

@@ -71,11 +71,11 @@ for line in "   If invoked as \`gpbzip2', default action is to compress." \
   "              as \`gpbzcat', default action is to decompress to stdout."; do
   grep -qxF -- "$line" gp.help || fail "--help has no line [$line]"
 done
-for opt in "-n --threads=N" "--gpu=MODE" "--progress"; do
+for opt in "-n --threads=N" "--gpu=MODE" "--progress" "--perturb"; do
   grep -q "^   $opt " gp.help || fail "--help lists $opt"
 done
 MAN="$SRC/cli/gpbzip2.1"
-for opt in threads gpu progress; do
+for opt in threads gpu progress perturb; do
   grep -q -- "--$opt" gp.help && grep -q -- "\\\\-\\\\-$opt" "$MAN" || fail "--$opt in --help and the man page"
 done
 grep -q "auto.*large inputs only" gp.help || fail "--help: auto opens a GPU for large inputs only, as the man page says"

@@ -47,18 +47,25 @@ inline std::vector<uint8_t> bzip2_decompress(const std::vector<uint8_t>& in, siz
   return out;
 }
 
+inline std::vector<uint8_t> gp_compress(const std::vector<uint8_t>& in,
+                                        const gpbzip2::CompressOptions& o,
+                                        gpbzip2::CompressTotals* totals = nullptr) {
+  gpbzip2::MemorySource src(in);
+  gpbzip2::VectorSink sink;
+  const gpbzip2::CompressTotals t = gpbzip2::compress_stream(src, sink, o);
+  if (totals) *totals = t;
+  return sink.data;
+}
+
 inline std::vector<uint8_t> gp_compress(
     const std::vector<uint8_t>& in, int level, int threads = 2,
     std::function<void(uint64_t, uint64_t)> progress = {}) {
-  gpbzip2::MemorySource src(in);
-  gpbzip2::VectorSink sink;
   gpbzip2::CompressOptions o;
   o.level = level;
   o.threads = threads;
   o.gpu = gpbzip2::GpuMode::Off;
   o.progress = std::move(progress);
-  gpbzip2::compress_stream(src, sink, o);
-  return sink.data;
+  return gp_compress(in, o);
 }
 
 // gpbzip2's decoder on a buffer: what it wrote, and the error it threw, if any.

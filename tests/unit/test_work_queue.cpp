@@ -160,7 +160,7 @@ TEST_CASE("Blocks prepared for a GPU lane come out as bzip2's", "[queue]") {
     q.remove_gpu_station(id);
   });
   std::vector<std::thread> cpus;
-  for (int i = 0; i < 2; i++) cpus.emplace_back(gpbzip2::run_cpu_station, std::ref(q));
+  for (int i = 0; i < 2; i++) cpus.emplace_back(gpbzip2::run_cpu_station, std::ref(q), false);
   gpbzip2::VectorSink sink;
   gpbzip2::StreamWriter writer(sink, level);
   std::thread write([&] {
