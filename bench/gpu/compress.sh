@@ -66,8 +66,8 @@ row() {  # INPUT LABEL RUNS CMD...
   done
   for f in s2m s50m s150m; do
     for round in 1 2; do
-      row $f "gpbzip2 -n16 (GPU auto)" 3 $gp -9 -n16
-      row $f "gpbzip2 -n16 --gpu=off" 3 $gp -9 -n16 --gpu=off
+      row $f "gpbzip2 -n16 (GPU auto)" 2 $gp -9 -n16
+      row $f "gpbzip2 -n16 --gpu=off" 2 $gp -9 -n16 --gpu=off
     done
   done
 } | tee "$out/compress.md"
