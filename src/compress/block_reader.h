@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "common/io.h"
@@ -15,6 +16,15 @@ namespace gpbzip2 {
 // nor faulted in again, and a small input touches only the pages it fills.
 class ByteBuffer {
  public:
+  ByteBuffer() = default;
+  // A moved-from buffer is empty: it has no memory, so it claims no capacity (a buffer
+  // recycled twice once handed out a null pointer with a capacity).
+  ByteBuffer(ByteBuffer&& o) noexcept : p_(std::move(o.p_)), cap_(std::exchange(o.cap_, 0)) {}
+  ByteBuffer& operator=(ByteBuffer&& o) noexcept {
+    p_ = std::move(o.p_);
+    cap_ = std::exchange(o.cap_, 0);
+    return *this;
+  }
   uint8_t* data() { return p_.get(); }
   const uint8_t* data() const { return p_.get(); }
   size_t capacity() const { return cap_; }

@@ -207,3 +207,19 @@ TEST_CASE("streams of runs crossing every block limit equal bzip2's", "[reader]"
     CHECK(identical);
   }
 }
+
+// A buffer recycled twice (once by the station that prepared its block, once after the
+// coding) handed out a null pointer that claimed its old capacity.
+TEST_CASE("A moved-from ByteBuffer is empty and grows again", "[reader]") {
+  gpbzip2::ByteBuffer a;
+  a.reserve(1000);
+  gpbzip2::ByteBuffer b = std::move(a);
+  REQUIRE(b.capacity() >= 1000);
+  REQUIRE(a.empty());
+  a.reserve(10);
+  REQUIRE(a.data() != nullptr);
+  gpbzip2::ByteBuffer c;
+  c = std::move(b);
+  REQUIRE(b.empty());
+  REQUIRE(c.capacity() >= 1000);
+}
