@@ -22,22 +22,7 @@ for i in 1 2 3 4; do cat $work/s7x4; done >$work/s7x16
 cp "$tar" $work/tar
 for n in 2 50 150; do head -c ${n}000000 $work/s7x4 >$work/s${n}m; done
 bzip2 -9 -c $work/s7 | cmp -s - <($gp -9 -c $work/s7) || echo "gpbzip2 -9 DIFFERS from bzip2 -9 on silesia-7"
-if [ -x /usr/bin/time ]; then rss="/usr/bin/time -f %M -o $work/rss"; else rss=; echo 0 >$work/rss; fi
-best() {  # RUNS CMD...: "seconds MB" of the fastest run
-  local runs=$1 b="" m=""
-  shift
-  for ((r = 0; r < runs; r++)); do
-    local t0=$(date +%s.%N)
-    $rss "$@" >/dev/null
-    local t1=$(date +%s.%N)
-    local s=$(python3 -c "print(round($t1 - $t0, 3))")
-    if [ -z "$b" ] || python3 -c "import sys; sys.exit(0 if $s < $b else 1)"; then
-      b=$s
-      m=$(($(tail -1 $work/rss) / 1024))
-    fi
-  done
-  echo "$b $m"
-}
+source "$(dirname "$0")/best.bash"
 row() {  # INPUT LABEL RUNS CMD...
   local f=$1 label=$2 runs=$3 n
   shift 3

@@ -27,25 +27,7 @@ cp "$tar" $work/tar
 bzip2 -9 -c $work/s7 >$work/s7.bz2
 for f in ${INPUTS:-s7x4 s7x16 tar}; do $gp -9 -c $work/$f >$work/$f.bz2; done
 $gp -9 -c $work/s7 | cmp -s - $work/s7.bz2 || { echo "gpbzip2 -9 differs from bzip2 -9" >&2; exit 1; }
-if [ -x /usr/bin/time ]; then rss="/usr/bin/time -f %M -o $work/rss"; else rss=; echo 0 >$work/rss; fi
-# best RUNS CMD...: "seconds MB" of the fastest run. Output goes to /dev/null: writing
-# 1.3 GB to this machine's disk takes longer than decompressing it (measured 2.1-2.6 s
-# against 1.2-1.4 s), and every tool would wait on the disk alike.
-best() {
-  local runs=$1 b="" m=""
-  shift
-  for ((r = 0; r < runs; r++)); do
-    local t0=$(date +%s.%N)
-    $rss "$@" >/dev/null
-    local t1=$(date +%s.%N)
-    local s=$(python3 -c "print(round($t1 - $t0, 3))")
-    if [ -z "$b" ] || python3 -c "import sys; sys.exit(0 if $s < $b else 1)"; then
-      b=$s
-      m=$(($(tail -1 $work/rss) / 1024))
-    fi
-  done
-  echo "$b $m"
-}
+source "$(dirname "$0")/best.bash"
 {
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"

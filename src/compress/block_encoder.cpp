@@ -11,6 +11,7 @@
 
 #include "common/format.h"
 #include "huffman.h"
+#include "run_length.h"
 
 namespace gpbzip2 {
 namespace {
@@ -57,21 +58,6 @@ inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
   freq[format::kRunB] += runb;
   freq[format::kRunA] += digits - runb;
   return w + digits;
-}
-
-// Length of the run of c starting at p, up to e.
-inline int32_t run_length(const uint8_t* p, const uint8_t* e, uint8_t c) {
-  const uint8_t* q = p;
-#ifdef __SSE2__
-  const __m128i key = _mm_set1_epi8(char(c));
-  for (; e - q >= 16; q += 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-    unsigned differ = ~unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, key))) & 0xffffu;
-    if (differ) return int32_t(q - p) + std::countr_zero(differ);
-  }
-#endif
-  while (q < e && *q == c) q++;
-  return int32_t(q - p);
 }
 
 // The MTF list of byte values. move() takes a value not at the front to the front and
@@ -197,7 +183,7 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, ui
   // tells more cheaply than the vector scan.
   for (uint8_t front = first;;) {
     if (p < e && *p == front) {
-      const int32_t zeros = run_length(p, e, front);
+      const int32_t zeros = int32_t(run_length(p, e, front));
       w = put_zero_run(w, uint32_t(zeros), st.freq);
       p += zeros;
     }

@@ -11,6 +11,7 @@
 #include "common/crc32.h"
 #include "common/error.h"
 #include "common/format.h"
+#include "run_length.h"
 
 namespace gpbzip2 {
 namespace {
@@ -36,21 +37,6 @@ const uint8_t* find_run4(const uint8_t* p, const uint8_t* e) {
   for (; p < e; p++)
     if (p[0] == p[1] && p[1] == p[2] && p[2] == p[3]) return p;
   return e;
-}
-
-// How many bytes from p on, up to e, equal c.
-size_t run_length(const uint8_t* p, const uint8_t* e, uint8_t c) {
-  const uint8_t* q = p;
-#ifdef __SSE2__
-  const __m128i key = _mm_set1_epi8(char(c));
-  for (; e - q >= 16; q += 16) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-    unsigned differ = ~unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, key))) & 0xffffu;
-    if (differ) return size_t(q - p) + size_t(std::countr_zero(differ));
-  }
-#endif
-  while (q < e && *q == c) q++;
-  return size_t(q - p);
 }
 
 // End of the run that starts at p (four equal bytes, up to e): bzip2 writes a run in
