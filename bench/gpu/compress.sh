@@ -7,28 +7,16 @@
 # where the GPU pays (the first 2, 50 and 150 MB of silesia-7x4): auto against --gpu=off.
 # Built elsewhere and carried, as run.sh:
 #   bench/gpu/compress.sh CARRY TAR OUTDIR      (TAR: the source tar)
-set -u
-carry=$(realpath "$1")
-tar=$(realpath "$2")
-out=$3
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-gp=$carry/bin/gpbzip2 lb=$carry/x/usr/bin/lbzip2
 work=/tmp/gpcompress
-mkdir -p $work
-xz -dc "$carry/silesia7.xz" >$work/s7
-for i in 1 2 3 4; do cat $work/s7; done >$work/s7x4
-for i in 1 2 3 4; do cat $work/s7x4; done >$work/s7x16
-cp "$tar" $work/tar
+source "$(dirname "$0")/common.bash" "$@"
 for n in 2 50 150; do head -c ${n}000000 $work/s7x4 >$work/s${n}m; done
 bzip2 -9 -c $work/s7 | cmp -s - <($gp -9 -c $work/s7) || echo "gpbzip2 -9 DIFFERS from bzip2 -9 on silesia-7"
-source "$(dirname "$0")/best.bash"
 row() {  # INPUT LABEL RUNS CMD...
   local f=$1 label=$2 runs=$3 n
   shift 3
   n=$(stat -c %s $work/$f)
   read -r s m < <(best $runs "$@" -c $work/$f)
-  echo "| $f | $label | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+  echo "| $f | $label | $s | $(mbs $n $s) | $m |"
 }
 {
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"

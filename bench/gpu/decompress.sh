@@ -11,23 +11,11 @@
 #   CARRY/silesia7.xz  the seven Silesia files concatenated;  TAR: the source tar
 # INPUTS (default "s7x4 s7x16 tar") and SMALL=0 (no pbzip2, bzip2 or thread sweep) cut
 # the run short.
-set -u
-carry=$(realpath "$1")
-tar=$(realpath "$2")
-out=$3
-mkdir -p "$out"
-export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-gp=$carry/bin/gpbzip2 lb=$carry/x/usr/bin/lbzip2 pb=$carry/x/usr/bin/pbzip2
 work=/tmp/gpdecompress
-mkdir -p $work
-xz -dc "$carry/silesia7.xz" >$work/s7
-for i in 1 2 3 4; do cat $work/s7; done >$work/s7x4
-for i in 1 2 3 4; do cat $work/s7x4; done >$work/s7x16
-cp "$tar" $work/tar
+source "$(dirname "$0")/common.bash" "$@"
 bzip2 -9 -c $work/s7 >$work/s7.bz2
 for f in ${INPUTS:-s7x4 s7x16 tar}; do $gp -9 -c $work/$f >$work/$f.bz2; done
 $gp -9 -c $work/s7 | cmp -s - $work/s7.bz2 || { echo "gpbzip2 -9 differs from bzip2 -9" >&2; exit 1; }
-source "$(dirname "$0")/best.bash"
 {
   echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "- cpu: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
@@ -42,7 +30,7 @@ source "$(dirname "$0")/best.bash"
                "gpbzip2 -d -n16 --gpu=off:$gp -d -n16 --gpu=off" "lbzip2 -d -n16:$lb -d -n16"; do
         [ $round = 1 ] && { ${t#*:} -c $work/$f.bz2 | cmp -s - $work/$f || echo "| $f | ${t%%:*} | OUTPUT DIFFERS | | |"; }
         read -r s m < <(best 3 ${t#*:} -c $work/$f.bz2)
-        echo "| $f | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+        echo "| $f | ${t%%:*} | $s | $(mbs $n $s) | $m |"
       done
     done
   done
@@ -50,13 +38,13 @@ source "$(dirname "$0")/best.bash"
   n=$(stat -c %s $work/s7x4)
   for t in "pbzip2 -d -p16:$pb -d -p16" "bzip2 -d:bzip2 -d"; do
     read -r s m < <(best 1 ${t#*:} -c $work/s7x4.bz2)
-    echo "| s7x4 | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+    echo "| s7x4 | ${t%%:*} | $s | $(mbs $n $s) | $m |"
   done
   n=$(stat -c %s $work/s7)
   for k in 1 4 8; do
     for t in "gpbzip2 -d -n$k --gpu=off:$gp -d -n$k --gpu=off" "lbzip2 -d -n$k:$lb -d -n$k"; do
       read -r s m < <(best 3 ${t#*:} -c $work/s7.bz2)
-      echo "| s7 | ${t%%:*} | $s | $(python3 -c "print(round($n / $s / 1e6))") | $m |"
+      echo "| s7 | ${t%%:*} | $s | $(mbs $n $s) | $m |"
     done
   done
 } | tee "$out/decompress.md"
