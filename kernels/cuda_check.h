@@ -12,7 +12,7 @@ namespace gpbzip2 {
 
 // Throws GpuError naming `what` unless `err` is cudaSuccess. For the fallback tests,
 // GPBZIP2_FAIL_CUDA_CALL=N makes the Nth checked call of the process fail (counting from
-// 1, in whatever order the threads reach it).
+// 1, in whatever order the threads reach it; listing the GPUs makes none).
 void cuda_check(cudaError_t err, const char* what);
 
 }  // namespace gpbzip2

@@ -1,4 +1,4 @@
-// The GPU decode station: on the first visible device, a few lanes (host threads, each
+// The GPU decode station: on every visible device, a few lanes (host threads, each
 // with its own stream and buffers) take batches of blocks whose symbols the CPU stations
 // decoded, invert their BWT on the GPU and hand them back with their text; one lane's
 // copies overlap the others' kernels. Any GPU failure sends the batch back to the CPU,
@@ -89,7 +89,8 @@ std::vector<std::thread> start_gpu_decode_stations(DecodeQueue& queue,
     std::vector<GpuDevice> devices = list_gpus();
     if (devices.empty())
       throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
-    auto threads = start_lanes(queue, devices.front(), notices, gate);
+    auto threads = start_on_devices(
+        devices, [&](const GpuDevice& d) { return start_lanes(queue, d, notices, gate); });
     if (!gate->wait_for_one(int(threads.size()))) {
       for (auto& t : threads) t.join();
       throw Error(ErrorKind::Io, "no usable GPU: " + gate->why);
@@ -102,7 +103,9 @@ std::vector<std::thread> start_gpu_decode_stations(DecodeQueue& queue,
   starter.emplace_back([&queue, notices, gate] {
     const std::vector<GpuDevice> devices = list_gpus();
     if (devices.empty() || queue.stopped()) return;
-    for (auto& t : start_lanes(queue, devices.front(), notices, gate)) t.join();
+    auto lanes = start_on_devices(
+        devices, [&](const GpuDevice& d) { return start_lanes(queue, d, notices, gate); });
+    for (auto& t : lanes) t.join();
   });
   return starter;
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Compression on the GPU machine, -9, every tool in one run: silesia-7x4, silesia-7x16 and
-# a source tar (>= 300 MB) by gpbzip2 -n16 with the GPU (auto, and --gpu=on), gpbzip2
-# --gpu=off -n16 and lbzip2 -n16, two interleaved rounds of best of 2 (peak RSS of the
+# a source tar (>= 300 MB) by gpbzip2 -nN (N: one per core) with the GPUs (auto, and
+# --gpu=on; on a machine with several, auto with the first alone too), gpbzip2
+# --gpu=off -nN and lbzip2 -nN, two interleaved rounds of best of 2 (peak RSS of the
 # best run), output timed into /dev/null and checked once: gpbzip2's bytes against
 # bzip2 -9 on silesia-7 and against --gpu=off elsewhere. Then the inputs below the point
 # where the GPU pays (the first 2, 50 and 150 MB of silesia-7x4): auto against --gpu=off.
@@ -31,16 +32,17 @@ row() {  # INPUT LABEL RUNS CMD...
       $gp -9 --gpu=$m -c $work/$f | cmp -s - $work/ref.bz2 || echo "| $f | gpbzip2 --gpu=$m | OUTPUT DIFFERS | | |"
     done
     for round in 1 2; do
-      row $f "gpbzip2 -n16 (GPU auto)" 2 $gp -9 -n16
-      row $f "gpbzip2 -n16 --gpu=on" 2 $gp -9 -n16 --gpu=on
-      row $f "gpbzip2 -n16 --gpu=off" 2 $gp -9 -n16 --gpu=off
-      row $f "lbzip2 -n16" 2 $lb -9 -n16
+      row $f "gpbzip2 -n$threads (GPU auto)" 2 $gp -9 -n$threads
+      [ $gpus -gt 1 ] && row $f "gpbzip2 -n$threads (GPU auto), first GPU only" 2 env CUDA_VISIBLE_DEVICES=0 $gp -9 -n$threads
+      row $f "gpbzip2 -n$threads --gpu=on" 2 $gp -9 -n$threads --gpu=on
+      row $f "gpbzip2 -n$threads --gpu=off" 2 $gp -9 -n$threads --gpu=off
+      row $f "lbzip2 -n$threads" 2 $lb -9 -n$threads
     done
   done
   for f in s2m s50m s150m; do
     for round in 1 2; do
-      row $f "gpbzip2 -n16 (GPU auto)" 2 $gp -9 -n16
-      row $f "gpbzip2 -n16 --gpu=off" 2 $gp -9 -n16 --gpu=off
+      row $f "gpbzip2 -n$threads (GPU auto)" 2 $gp -9 -n$threads
+      row $f "gpbzip2 -n$threads --gpu=off" 2 $gp -9 -n$threads --gpu=off
     done
   done
 } | tee "$out/compress.md"

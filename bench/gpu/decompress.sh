@@ -3,7 +3,8 @@
 # compressed at -9 (by gpbzip2, whose bytes are bzip2's: checked on silesia-7), then
 # decompressed (output checked once, then timed into /dev/null) in two interleaved
 # rounds of best of 3 (peak RSS of the best run) by
-# gpbzip2 -n16 with the GPU (auto, and --gpu=on), gpbzip2 --gpu=off -n16 and lbzip2 -n16;
+# gpbzip2 -nN (N: one per core) with the GPUs (auto, and --gpu=on; on a machine with
+# several, auto with the first alone too), gpbzip2 --gpu=off -nN and lbzip2 -nN;
 # pbzip2 and bzip2 once on silesia-7x4; gpbzip2 --gpu=off and lbzip2 at 1, 4 and 8
 # threads on silesia-7. Built elsewhere and carried, as run.sh:
 #   bench/gpu/decompress.sh CARRY TAR OUTDIR
@@ -26,8 +27,11 @@ $gp -9 -c $work/s7 | cmp -s - $work/s7.bz2 || { echo "gpbzip2 -9 differs from bz
   for f in ${INPUTS:-s7x4 s7x16 tar}; do
     n=$(stat -c %s $work/$f)
     for round in 1 2; do
-      for t in "gpbzip2 -d -n16 (GPU auto):$gp -d -n16" "gpbzip2 -d -n16 --gpu=on:$gp -d -n16 --gpu=on" \
-               "gpbzip2 -d -n16 --gpu=off:$gp -d -n16 --gpu=off" "lbzip2 -d -n16:$lb -d -n16"; do
+      tools=("gpbzip2 -d -n$threads (GPU auto):$gp -d -n$threads")
+      [ $gpus -gt 1 ] && tools+=("gpbzip2 -d -n$threads (GPU auto), first GPU only:env CUDA_VISIBLE_DEVICES=0 $gp -d -n$threads")
+      tools+=("gpbzip2 -d -n$threads --gpu=on:$gp -d -n$threads --gpu=on" "gpbzip2 -d -n$threads --gpu=off:$gp -d -n$threads --gpu=off"
+              "lbzip2 -d -n$threads:$lb -d -n$threads")
+      for t in "${tools[@]}"; do
         [ $round = 1 ] && { ${t#*:} -c $work/$f.bz2 | cmp -s - $work/$f || echo "| $f | ${t%%:*} | OUTPUT DIFFERS | | |"; }
         read -r s m < <(best 3 ${t#*:} -c $work/$f.bz2)
         echo "| $f | ${t%%:*} | $s | $(mbs $n $s) | $m |"
@@ -36,7 +40,7 @@ $gp -9 -c $work/s7 | cmp -s - $work/s7.bz2 || { echo "gpbzip2 -9 differs from bz
   done
   [ "${SMALL:-1}" = 0 ] && exit 0
   n=$(stat -c %s $work/s7x4)
-  for t in "pbzip2 -d -p16:$pb -d -p16" "bzip2 -d:bzip2 -d"; do
+  for t in "pbzip2 -d -p$threads:$pb -d -p$threads" "bzip2 -d:bzip2 -d"; do
     read -r s m < <(best 1 ${t#*:} -c $work/s7x4.bz2)
     echo "| s7x4 | ${t%%:*} | $s | $(mbs $n $s) | $m |"
   done

@@ -57,7 +57,4 @@ class GpuBwt {
   std::unique_ptr<Impl> impl_;
 };
 
-// Free device memory on `device`, for sizing batches. Throws GpuError.
-size_t gpu_free_memory(int device);
-
 }  // namespace gpbzip2

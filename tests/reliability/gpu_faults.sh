@@ -35,9 +35,9 @@ for n in 1 2 3 4 5 6 7 8 10 12 16 20 30 50 100 200 500 1000; do
 done
 # Auto opens the GPU only for inputs worth its start: with two threads, a file of 24 MB
 # or more at once, a pipe once 6 MB is read. With the call that opens the first lane
-# failing (listing makes one, and one for each GPU), an input that leaves the GPU shut
+# failing (listing the GPUs makes no checked call), an input that leaves the GPU shut
 # gets no notice, and one that opens it gets one; the output is bzip2's either way.
-first_lane_call=$(($(grep -c "GPU [0-9]*:" <<< "$info") + 2))
+first_lane_call=1
 # gpu_opens WANT ARGS...: WANT is yes or no.
 gpu_opens() {
   local want=$1 opened=no
