@@ -1,5 +1,5 @@
 // What the GPU stations of both directions share: lanes (host threads, each with its
-// own stream and buffers) that open on each device, the one notice per failed GPU, and
+// own stream and buffers) that open on one device, the one notice per failed GPU, and
 // the gate that GpuMode::On waits at until a lane is open.
 #pragma once
 #include <condition_variable>
@@ -7,8 +7,6 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "common/gpu.h"
 
@@ -57,15 +55,5 @@ struct OpenGate {
     return opened > 0;
   }
 };
-
-// The lanes of every device: `start(device)` starts one device's and returns their threads.
-template <class StartLanes>
-std::vector<std::thread> start_on_devices(const std::vector<GpuDevice>& devices,
-                                          StartLanes start) {
-  std::vector<std::thread> threads;
-  for (const GpuDevice& d : devices)
-    for (std::thread& t : start(d)) threads.push_back(std::move(t));
-  return threads;
-}
 
 }  // namespace gpbzip2

@@ -1,7 +1,7 @@
 # Sourced by bench/gpu/compress.sh and decompress.sh with their arguments (CARRY TAR OUTDIR)
 # and work (a scratch folder) set: the carried tools (gp, lb, pb), the inputs s7, s7x4,
-# s7x16 (silesia-7 once, 4 and 16 times) and tar in $work, the thread count threads (one per
-# core), the GPU count gpus, and best.
+# s7x16 (silesia-7 once, 4 and 16 times) and tar in $work, the thread count threads (one
+# per core), and best.
 set -u
 carry=$(realpath "$1")
 tar=$(realpath "$2")
@@ -14,7 +14,6 @@ for i in 1 2 3 4; do cat $work/s7; done >$work/s7x4
 for i in 1 2 3 4; do cat $work/s7x4; done >$work/s7x16
 cp "$tar" $work/tar
 threads=$(nproc)
-gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 
 # mbs BYTES SECONDS: MB/s, or "-" where the run failed.
 mbs() { [ "$2" = FAILED ] && echo - || python3 -c "print(round($1 / $2 / 1e6))"; }

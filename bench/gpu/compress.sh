@@ -1,8 +1,7 @@
 #!/bin/bash
 # Compression on the GPU machine, -9, every tool in one run: silesia-7x4, silesia-7x16 and
-# a source tar (>= 300 MB) by gpbzip2 -nN (N: one per core) with the GPUs (auto, and
-# --gpu=on; on a machine with several, auto with the first alone too), gpbzip2
-# --gpu=off -nN and lbzip2 -nN, two interleaved rounds of best of 2 (peak RSS of the
+# a source tar (>= 300 MB) by gpbzip2 -nN (N: one per core) with the GPU (auto, and
+# --gpu=on), gpbzip2 --gpu=off -nN and lbzip2 -nN, two interleaved rounds of best of 2 (peak RSS of the
 # best run), output timed into /dev/null and checked once: gpbzip2's bytes against
 # bzip2 -9 on silesia-7 and against --gpu=off elsewhere. Then the inputs below the point
 # where the GPU pays (the first 2, 50 and 150 MB of silesia-7x4): auto against --gpu=off.
@@ -33,7 +32,6 @@ row() {  # INPUT LABEL RUNS CMD...
     done
     for round in 1 2; do
       row $f "gpbzip2 -n$threads (GPU auto)" 2 $gp -9 -n$threads
-      [ $gpus -gt 1 ] && row $f "gpbzip2 -n$threads (GPU auto), first GPU only" 2 env CUDA_VISIBLE_DEVICES=0 $gp -9 -n$threads
       row $f "gpbzip2 -n$threads --gpu=on" 2 $gp -9 -n$threads --gpu=on
       row $f "gpbzip2 -n$threads --gpu=off" 2 $gp -9 -n$threads --gpu=off
       row $f "lbzip2 -n$threads" 2 $lb -9 -n$threads

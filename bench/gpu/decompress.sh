@@ -3,8 +3,8 @@
 # compressed at -9 (by gpbzip2, whose bytes are bzip2's: checked on silesia-7), then
 # decompressed (output checked once, then timed into /dev/null) in two interleaved
 # rounds of best of 3 (peak RSS of the best run) by
-# gpbzip2 -nN (N: one per core) with the GPUs (auto, and --gpu=on; on a machine with
-# several, auto with the first alone too), gpbzip2 --gpu=off -nN and lbzip2 -nN;
+# gpbzip2 -nN (N: one per core) with the GPU (auto, and --gpu=on), gpbzip2 --gpu=off -nN
+# and lbzip2 -nN;
 # pbzip2 and bzip2 once on silesia-7x4; gpbzip2 --gpu=off and lbzip2 at 1, 4 and 8
 # threads on silesia-7. Built elsewhere and carried, as run.sh:
 #   bench/gpu/decompress.sh CARRY TAR OUTDIR
@@ -28,7 +28,6 @@ $gp -9 -c $work/s7 | cmp -s - $work/s7.bz2 || { echo "gpbzip2 -9 differs from bz
     n=$(stat -c %s $work/$f)
     for round in 1 2; do
       tools=("gpbzip2 -d -n$threads (GPU auto):$gp -d -n$threads")
-      [ $gpus -gt 1 ] && tools+=("gpbzip2 -d -n$threads (GPU auto), first GPU only:env CUDA_VISIBLE_DEVICES=0 $gp -d -n$threads")
       tools+=("gpbzip2 -d -n$threads --gpu=on:$gp -d -n$threads --gpu=on" "gpbzip2 -d -n$threads --gpu=off:$gp -d -n$threads --gpu=off"
               "lbzip2 -d -n$threads:$lb -d -n$threads")
       for t in "${tools[@]}"; do

@@ -24,13 +24,13 @@ bool built_with_cuda();
 // Usable devices (CUDA_VISIBLE_DEVICES respected); empty when none or no driver.
 std::vector<GpuDevice> list_gpus();
 
-// Starts the GPU station for one compression, on every usable device: it takes
+// Starts the GPU station for one compression, on the first usable device: it takes
 // batches of raw blocks from `queue` and hands them back sorted. The returned threads
 // end once the queue has no raw work left for them; join them before the queue dies.
-// GpuMode::Off starts none and touches no GPU. GpuMode::On returns once a GPU is ready
+// GpuMode::Off starts none and touches no GPU. GpuMode::On returns once the GPU is ready
 // to take blocks, and throws Error(ErrorKind::Io, "no usable GPU: ...") when it is not
 // (no CUDA device visible, no driver, CUDA_VISIBLE_DEVICES empty, a CPU-only build, or
-// the device would not open). GpuMode::Auto opens the devices in the background while
+// the device would not open). GpuMode::Auto opens the device in the background while
 // the CPU stations work, and quietly uses none if there is none. A GPU that fails to
 // open or fails later only costs speed: its blocks go to the CPU stations and
 // opts.notice gets one line.
