@@ -23,6 +23,7 @@
 #include "batch.cuh"
 #include "cuda_check.h"
 #include "compress/gpu_bwt.h"
+#include "gpu_move_to_front.cuh"
 
 namespace gpbzip2 {
 namespace {
@@ -193,11 +194,16 @@ struct GpuBwt::Impl {
   uint64_t* keys[2];
   uint32_t *start, *orig_ptr, *rank, *pos;
   Settled* tail;
+  // The move-to-front step: chunks per block, its tables, positions and bytes in use.
+  uint32_t* chunk_start;
+  int32_t* mtf_table;
+  uint8_t *mtf, *in_use;
   void* temp;
   size_t temp_bytes = 0;
   GpuBwt::Stats stats;
   uint8_t *h_text, *h_last, *h_periodic;
-  uint32_t *h_start, *h_orig_ptr;
+  uint32_t *h_start, *h_orig_ptr, *h_chunk_start;
+  uint8_t* h_in_use;
   Settled* h_tail;
 
   ~Impl() {
@@ -265,6 +271,12 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.start = g.mem.device<uint32_t>(max_blocks + 1);
   g.orig_ptr = g.mem.device<uint32_t>(max_blocks);
   g.periodic = g.mem.device<uint8_t>(max_blocks);
+  g.chunk_start = g.mem.device<uint32_t>(max_blocks + 1);
+  g.mtf_table = g.mem.device<int32_t>(mtf_table_entries(n, max_blocks));
+  g.mtf = g.mem.device<uint8_t>(n);
+  g.in_use = g.mem.device<uint8_t>(size_t(max_blocks) * 256);
+  g.h_chunk_start = g.mem.host<uint32_t>(max_blocks + 1);
+  g.h_in_use = g.mem.host<uint8_t>(size_t(max_blocks) * 256);
   g.h_text = g.mem.host<uint8_t>(n);
   g.h_last = g.mem.host<uint8_t>(n);
   g.h_start = g.mem.host<uint32_t>(max_blocks + 1);
@@ -286,7 +298,8 @@ size_t GpuBwt::max_bytes() const { return impl_->max_bytes; }
 uint32_t GpuBwt::max_blocks() const { return impl_->max_blocks; }
 const GpuBwt::Stats& GpuBwt::stats() const { return impl_->stats; }
 
-void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optional<BwtResult>>& out) {
+void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optional<BwtResult>>& out,
+                  bool move_to_front) {
   Impl& g = *impl_;
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
@@ -357,7 +370,23 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
                                g.pos, m, covered, shortest, active));
   }
 
-  CUDA_CHECK(cudaMemcpyAsync(g.h_last, g.last, total, cudaMemcpyDeviceToHost, g.stream));
+  if (move_to_front) {
+    uint32_t chunks = 0;
+    for (uint32_t b = 0; b < nb; b++) {
+      g.h_chunk_start[b] = chunks;
+      chunks += (g.h_start[b + 1] - g.h_start[b] + kMtfChunk - 1) / kMtfChunk;
+    }
+    g.h_chunk_start[nb] = chunks;
+    CUDA_CHECK(cudaMemcpyAsync(g.chunk_start, g.h_chunk_start, (nb + 1) * sizeof(uint32_t),
+                               cudaMemcpyHostToDevice, g.stream));
+    CUDA_CHECK(gpbzip2::move_to_front(g.last, g.start, g.chunk_start, nb, chunks, g.mtf_table,
+                                      g.in_use, g.mtf, g.stream));
+    CUDA_CHECK(cudaMemcpyAsync(g.h_last, g.mtf, total, cudaMemcpyDeviceToHost, g.stream));
+    CUDA_CHECK(cudaMemcpyAsync(g.h_in_use, g.in_use, size_t(nb) * 256, cudaMemcpyDeviceToHost,
+                               g.stream));
+  } else {
+    CUDA_CHECK(cudaMemcpyAsync(g.h_last, g.last, total, cudaMemcpyDeviceToHost, g.stream));
+  }
   CUDA_CHECK(cudaMemcpyAsync(g.h_orig_ptr, g.orig_ptr, nb * sizeof(uint32_t),
                              cudaMemcpyDeviceToHost, g.stream));
   CUDA_CHECK(cudaMemcpyAsync(g.h_periodic, g.periodic, nb, cudaMemcpyDeviceToHost, g.stream));
@@ -365,7 +394,10 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   for (uint32_t b = 0; b < nb; b++) {
     if (g.h_periodic[b]) continue;
     BwtResult& r = out[member[b]].emplace();
-    r.last.assign(g.h_last + g.h_start[b], g.h_last + g.h_start[b + 1]);
+    // h_last holds the column or, with move_to_front, its positions.
+    (move_to_front ? r.mtf : r.last).assign(g.h_last + g.h_start[b], g.h_last + g.h_start[b + 1]);
+    if (move_to_front)
+      for (int v = 0; v < 256; v++) r.in_use[size_t(v)] = g.h_in_use[size_t(b) * 256 + size_t(v)] != 0;
     r.orig_ptr = g.h_orig_ptr[b];
   }
   g.stats.total_seconds = seconds();

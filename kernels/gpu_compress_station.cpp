@@ -71,7 +71,7 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
         const std::span<const uint8_t> text = j.text();
         blocks.push_back({text.data(), text.size()});
       }
-      bwt->sort(blocks, sorted);
+      bwt->sort(blocks, sorted, /*move_to_front=*/true);
       for (size_t i = 0; i < batch.size(); i++)
         if (sorted[i]) batch[i].sorted = std::move(sorted[i]);
     } catch (const GpuError& e) {

@@ -1,12 +1,14 @@
 // Timings for bench/gpu/run.sh, through the library (not the CLI):
-//   gpu_bench bwt FILE LEVEL LANES REPS BATCH_MB [perturb]
-//                                         GPU BWT alone: FILE cut into blocks as bzip2
-//                                         cuts them (perturb: as --perturb leaves them),
-//                                         sorted in batches of BATCH_MB by LANES
-//                                         threads; prints MB/s of block bytes
-//   gpu_bench encode FILE LEVEL THREADS   the CPU side alone: blocks sorted on the GPU
-//                                         first, then CRC and entropy coding timed on
-//                                         THREADS threads (the ceiling with a fast GPU)
+//   gpu_bench bwt FILE LEVEL LANES REPS BATCH_MB [perturb|sort-only]
+//                                         the GPU's part alone: FILE cut into blocks as
+//                                         bzip2 cuts them (perturb: as --perturb leaves
+//                                         them), sorted and moved to front (sort-only:
+//                                         no move-to-front step) in batches of BATCH_MB
+//                                         by LANES threads; prints MB/s of block bytes
+//   gpu_bench encode FILE LEVEL THREADS   the CPU side alone: blocks prepared (run-length
+//                                         coding, CRC), sorted and moved to front on the
+//                                         GPU first, then entropy coding timed on THREADS
+//                                         threads (the ceiling with a fast GPU)
 //   gpu_bench inverse FILE LEVEL LANES BATCH_BLOCKS
 //                                         decompression's parts on one CPU thread (symbol
 //                                         decoding, inverse BWT, run-length decoding and
@@ -50,7 +52,7 @@ static double since(Clock::time_point t0) {
 }
 
 static int bench_bwt(const char* path, int level, int lanes, int reps, size_t batch_mb,
-                     bool perturb) {
+                     bool perturb, bool move_to_front) {
   std::ifstream f(path, std::ios::binary);
   std::vector<uint8_t> input{std::istreambuf_iterator<char>(f), {}};
   MemorySource src(input);
@@ -88,7 +90,7 @@ static int bench_bwt(const char* path, int level, int lanes, int reps, size_t ba
           spans.clear();
           for (size_t i = b * per_batch; i < std::min(blocks.size(), (b + 1) * per_batch); i++)
             spans.push_back({blocks[i].data(), blocks[i].size()});
-          gpus[size_t(l)]->sort(spans, out);
+          gpus[size_t(l)]->sort(spans, out, move_to_front);
           if (r == 0)
             for (auto& o : out) periodic += !o;
           stats[b] = gpus[size_t(l)]->stats();
@@ -137,7 +139,7 @@ static int bench_encode(const char* path, int level, int threads) {
     std::vector<BlockView> views;
     for (size_t i = b; i < std::min(jobs.size(), b + per_batch); i++)
       views.push_back({jobs[i].text().data(), jobs[i].text().size()});
-    gpu.sort(views, out);
+    gpu.sort(views, out, /*move_to_front=*/true);
     for (size_t i = 0; i < out.size(); i++) jobs[b + i].sorted = std::move(out[i]);
   }
   // What a CPU station does with each block (periodic ones are sorted on the CPU here).
@@ -282,12 +284,15 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   try {
-    // An optional last word "perturb" does what --perturb does.
-    const bool perturb = argc == 8 && !std::strcmp(argv[7], "perturb");
+    // An optional last word "perturb" does what --perturb does; "sort-only" (bwt) leaves
+    // out the move-to-front step.
+    const char* word = argc == 8 ? argv[7] : "";
+    const bool perturb = !std::strcmp(word, "perturb");
+    const bool sort_only = !std::strcmp(word, "sort-only");
     const bool args7 = argc == 7 || perturb;
-    if (args7 && !std::strcmp(argv[1], "bwt"))
+    if ((args7 || sort_only) && !std::strcmp(argv[1], "bwt"))
       return bench_bwt(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]),
-                       size_t(std::atoi(argv[6])), perturb);
+                       size_t(std::atoi(argv[6])), perturb, !sort_only);
     if (argc == 5 && !std::strcmp(argv[1], "encode"))
       return bench_encode(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
     if (argc == 6 && !std::strcmp(argv[1], "inverse"))

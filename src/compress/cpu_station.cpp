@@ -32,7 +32,11 @@ CodedBlock BlockCompressor::compress(Job& job) {
   if (!job.sorted) bwt_forward(text.data(), int32_t(text.size()), bwt, sorted);
   const BwtResult& s = job.sorted ? *job.sorted : sorted;
   BitWriter bw;  // encode_block sizes it for the block's data
-  encode_block(s.last.data(), int32_t(text.size()), s.orig_ptr, job.crc, job.randomised, enc, bw);
+  if (s.mtf.empty())
+    encode_block(s.last.data(), int32_t(text.size()), s.orig_ptr, job.crc, job.randomised, enc, bw);
+  else
+    encode_mtf_block(s.mtf.data(), int32_t(text.size()), s.in_use.data(), s.orig_ptr, job.crc,
+                     job.randomised, enc, bw);
   CodedBlock out;
   out.index = job.raw.index;
   out.nbits = bw.bit_count();

@@ -22,9 +22,9 @@ struct BlockView {
 
 class GpuBwt {
  public:
-  // Device memory one byte of a batch takes (text, L, ranks, positions, two key buffers:
-  // 26 bytes) with room for CUB's scratch.
-  static constexpr size_t kDeviceBytesPerByte = 28;
+  // Device memory one byte of a batch takes (text, L, ranks, positions, two key buffers,
+  // MTF positions and the MTF step's tables: 27.5 bytes) with room for CUB's scratch.
+  static constexpr size_t kDeviceBytesPerByte = 29;
 
   // Reserves device and pinned host memory for batches of up to max_bytes (16 MiB at
   // most) in up to max_blocks blocks on `device`. Throws GpuError.
@@ -35,9 +35,12 @@ class GpuBwt {
 
   // out[i] = the BWT of blocks[i] as bwt_forward gives it, or nullopt where the block has
   // equal rotations (a periodic block: bzip2's order of those is the CPU's job) or is
-  // empty. Throws GpuError; blocks must fit max_bytes and max_blocks, and each under
-  // 2^20 bytes (bzip2's are at most 900 kB).
-  void sort(const std::vector<BlockView>& blocks, std::vector<std::optional<BwtResult>>& out);
+  // empty. With move_to_front, each result holds the MTF positions of the last column
+  // and the bytes in use (BwtResult::mtf, in_use) instead of the column. Throws GpuError;
+  // blocks must fit max_bytes and max_blocks, and each under 2^20 bytes (bzip2's are at
+  // most 900 kB).
+  void sort(const std::vector<BlockView>& blocks, std::vector<std::optional<BwtResult>>& out,
+            bool move_to_front = false);
 
   size_t max_bytes() const;
   uint32_t max_blocks() const;

@@ -57,13 +57,15 @@ static bool periodic(const std::vector<uint8_t>& b) {
 }
 
 // One batch of blocks: the GPU must give bwt_forward's result or, for periodic blocks
-// only, hand the block back.
+// only, hand the block back; with the move-to-front step, the MTF positions of that
+// result and the bytes in use.
 static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& blocks,
                         const std::string& what) {
   std::vector<BlockView> views;
   for (auto& b : blocks) views.push_back({b.data(), b.size()});
-  std::vector<std::optional<BwtResult>> out;
+  std::vector<std::optional<BwtResult>> out, moved;
   gpu.sort(views, out);
+  gpu.sort(views, moved, /*move_to_front=*/true);
   BwtWorkspace ws;
   BwtResult ref;
   for (size_t i = 0; i < blocks.size(); i++) {
@@ -80,6 +82,13 @@ static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& bl
     bwt_forward(blocks[i].data(), int32_t(blocks[i].size()), ws, ref);
     CHECK(out[i]->orig_ptr == ref.orig_ptr, name + ": origPtr");
     CHECK(out[i]->last == ref.last, name + ": L column");
+    CHECK(moved[i] && moved[i]->orig_ptr == ref.orig_ptr, name + ": origPtr with MTF");
+    if (!moved[i]) continue;
+    CHECK(moved[i]->last.empty() && moved[i]->mtf == testing::mtf_positions(ref.last),
+          name + ": MTF positions");
+    std::array<bool, 256> in_use{};
+    for (uint8_t c : blocks[i]) in_use[c] = true;
+    CHECK(moved[i]->in_use == in_use, name + ": bytes in use");
   }
 }
 

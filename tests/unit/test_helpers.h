@@ -90,6 +90,24 @@ inline DecodeResult gp_decompress(const std::vector<uint8_t>& bz, int threads, b
   return r;
 }
 
+// bzip2's move-to-front step done the plain way (a list of the bytes in use, ascending
+// at first): each byte's position, what the GPU computes for the encoder.
+inline std::vector<uint8_t> mtf_positions(const std::vector<uint8_t>& last) {
+  bool in_use[256] = {};
+  for (uint8_t c : last) in_use[c] = true;
+  std::vector<uint8_t> list, out;
+  for (int c = 0; c < 256; c++)
+    if (in_use[c]) list.push_back(uint8_t(c));
+  for (uint8_t c : last) {
+    size_t j = 0;
+    while (list[j] != c) j++;
+    list.erase(list.begin() + std::ptrdiff_t(j));
+    list.insert(list.begin(), c);
+    out.push_back(uint8_t(j));
+  }
+  return out;
+}
+
 inline std::filesystem::path silesia_dir() { return GPBZIP2_SHARED_CORPUS; }
 
 inline std::vector<uint8_t> read_file(const std::filesystem::path& p) {

@@ -1,14 +1,17 @@
-// Unit tests of the small stages: CRC, bit packing, Huffman code construction (the block
-// reader's are in test_block_reader.cpp).
+// Unit tests of the small stages: CRC, bit packing, Huffman code construction, the
+// encoder's two entry points (the block reader's are in test_block_reader.cpp).
 #include <catch2/catch.hpp>
 
 #include <random>
 
+#include "compress/block_encoder.h"
+#include "compress/bwt.h"
 #include "common/bit_writer.h"
 #include "common/crc32.h"
 #include "common/format.h"
 #include "generators.h"
 #include "compress/huffman.h"
+#include "test_helpers.h"
 
 extern "C" void BZ2_hbMakeCodeLengths(unsigned char* len, int* freq, int alpha, int max_len);
 
@@ -102,5 +105,28 @@ TEST_CASE("Huffman code lengths equal libbzip2's", "[huffman]") {
         prefix_free &= (code[i] >> (ours[i] - l)) != (code[j] >> (ours[j] - l));
       }
     REQUIRE(prefix_free);
+  }
+}
+
+TEST_CASE("A block coded from MTF positions equals one coded from its last column", "[encoder]") {
+  using gpbzip2::corpus::generate;
+  for (const auto& block : {generate("text", 900000, 1), generate("binary", 300000, 2),
+                            generate("runs", 200000, 3), generate("random", 100000, 4),
+                            std::vector<uint8_t>(5000, 'a'), std::vector<uint8_t>{'z'},
+                            generate("text", 777, 5)}) {
+    gpbzip2::BwtWorkspace ws;
+    gpbzip2::BwtResult r;
+    gpbzip2::bwt_forward(block.data(), int32_t(block.size()), ws, r);
+    bool in_use[256] = {};
+    for (uint8_t c : block) in_use[c] = true;
+    const std::vector<uint8_t> positions = testing::mtf_positions(r.last);
+    gpbzip2::EncoderWorkspace enc;
+    gpbzip2::BitWriter a, b;
+    gpbzip2::encode_block(r.last.data(), int32_t(block.size()), r.orig_ptr, 0x12345678, false,
+                          enc, a);
+    gpbzip2::encode_mtf_block(positions.data(), int32_t(block.size()), in_use, r.orig_ptr,
+                              0x12345678, false, enc, b);
+    REQUIRE(a.bit_count() == b.bit_count());
+    REQUIRE(a.finish() == b.finish());
   }
 }
