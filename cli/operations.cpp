@@ -43,12 +43,13 @@ void show_file_names(const Job& job) {
     say_raw("\tInput file = %s, output file = %s\n", job.in_name.c_str(), job.out_name.c_str());
 }
 
-[[noreturn]] void io_error(const Job& job, int err) {
+// `reason`: what went wrong where no system call did (a GPU that would not open).
+[[noreturn]] void io_error(const Job& job, int err, const char* reason = nullptr) {
   // A reader that went away is not worth a message: stop as if SIGPIPE had done it.
   if (err == EPIPE) ::_exit(1);
   break_line();
   say("I/O or other error, bailing out.  Possible reason follows.");
-  say("%s", std::strerror(err ? err : EIO));
+  say("%s", err || !reason ? std::strerror(err ? err : EIO) : reason);
   show_file_names(job);
   clean_up_and_fail(1);
 }
@@ -188,7 +189,7 @@ void finish_file_pair(Job& job) {
 void fail_on(const Job& job, const Error& e, const InputFd& in, const OutputFd* out) {
   switch (e.kind()) {
     case ErrorKind::Io:
-      io_error(job, out && out->error() ? out->error() : in.error());
+      io_error(job, out && out->error() ? out->error() : in.error(), e.what());
     case ErrorKind::Internal:
       panic(job, e.what());
     default:

@@ -46,7 +46,7 @@ std::unique_ptr<GpuBwt> open_lane(const GpuDevice& d, int level) {
 // raw work left for it. The lane joins the queue only once open; meanwhile the CPU
 // stations take the blocks beyond the first batches.
 void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& notices,
-              OpenGate& gate) {
+              GpuGate& gate) {
   std::unique_ptr<GpuBwt> bwt;
   try {
     bwt = open_lane(device, level);
@@ -98,7 +98,7 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
 // on both against 1.05-1.16 s on the first (kernels/NOTES.md).
 std::vector<std::thread> start_lanes(WorkQueue& queue, const GpuDevice& d, int level,
                                      const std::shared_ptr<GpuNotices>& notices,
-                                     const std::shared_ptr<OpenGate>& gate) {
+                                     const std::shared_ptr<GpuGate>& gate) {
   queue.reserve_for_gpus(kLanesPerGpu * lane_batch_blocks(d, level));
   std::vector<std::thread> threads;
   for (int l = 0; l < kLanesPerGpu; l++)
@@ -110,23 +110,17 @@ std::vector<std::thread> start_lanes(WorkQueue& queue, const GpuDevice& d, int l
 
 }  // namespace
 
-std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOptions& opts) {
+GpuStations start_gpu_stations(WorkQueue& queue, const CompressOptions& opts) {
   if (opts.gpu == GpuMode::Off) return {};
   auto notices =
       std::make_shared<GpuNotices>(opts.notice, "its blocks are compressed on the CPU");
-  auto gate = std::make_shared<OpenGate>();
+  auto gate = std::make_shared<GpuGate>(kLanesPerGpu);
   const int level = opts.level;
   if (opts.gpu == GpuMode::On) {
-    // The GPU must be in use from the first block, or the call fails.
     std::vector<GpuDevice> devices = list_gpus();
     if (devices.empty())
       throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
-    auto threads = start_lanes(queue, devices.front(), level, notices, gate);
-    if (!gate->wait_for_one(int(threads.size()))) {
-      for (auto& t : threads) t.join();
-      throw Error(ErrorKind::Io, "no usable GPU: " + gate->why);
-    }
-    return threads;
+    return {start_lanes(queue, devices.front(), level, notices, gate), gate};
   }
   // Auto: even listing the devices takes a while (driver start); the CPU stations work
   // meanwhile.
@@ -140,7 +134,7 @@ std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOpti
       queue.abort(std::current_exception());
     }
   });
-  return starter;
+  return {std::move(starter), nullptr};
 }
 
 }  // namespace gpbzip2

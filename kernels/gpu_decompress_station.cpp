@@ -31,7 +31,7 @@ size_t lane_batch_bytes(const GpuDevice& d) {
   return std::min(budget, kMaxBatchBytes);
 }
 
-void run_lane(DecodeQueue& queue, const GpuDevice& device, GpuNotices& notices, OpenGate& gate) {
+void run_lane(DecodeQueue& queue, const GpuDevice& device, GpuNotices& notices, GpuGate& gate) {
   std::unique_ptr<GpuInverseBwt> gpu;
   try {
     const size_t bytes = lane_batch_bytes(device);
@@ -71,7 +71,7 @@ void run_lane(DecodeQueue& queue, const GpuDevice& device, GpuNotices& notices, 
 
 std::vector<std::thread> start_lanes(DecodeQueue& queue, const GpuDevice& d,
                                      const std::shared_ptr<GpuNotices>& notices,
-                                     const std::shared_ptr<OpenGate>& gate) {
+                                     const std::shared_ptr<GpuGate>& gate) {
   std::vector<std::thread> threads;
   for (int l = 0; l < kLanesPerGpu; l++)
     threads.emplace_back([&queue, d, notices, gate] { run_lane(queue, d, *notices, *gate); });
@@ -80,23 +80,16 @@ std::vector<std::thread> start_lanes(DecodeQueue& queue, const GpuDevice& d,
 
 }  // namespace
 
-std::vector<std::thread> start_gpu_decode_stations(DecodeQueue& queue,
-                                                   const DecompressOptions& opts) {
+GpuStations start_gpu_decode_stations(DecodeQueue& queue, const DecompressOptions& opts) {
   if (opts.gpu == GpuMode::Off) return {};
   auto notices =
       std::make_shared<GpuNotices>(opts.notice, "its blocks are decoded on the CPU");
-  auto gate = std::make_shared<OpenGate>();
+  auto gate = std::make_shared<GpuGate>(kLanesPerGpu);
   if (opts.gpu == GpuMode::On) {
-    // The GPU must be in use from the first block, or the call fails.
     std::vector<GpuDevice> devices = list_gpus();
     if (devices.empty())
       throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
-    auto threads = start_lanes(queue, devices.front(), notices, gate);
-    if (!gate->wait_for_one(int(threads.size()))) {
-      for (auto& t : threads) t.join();
-      throw Error(ErrorKind::Io, "no usable GPU: " + gate->why);
-    }
-    return threads;
+    return {start_lanes(queue, devices.front(), notices, gate), gate};
   }
   // Auto: listing the devices takes a while (driver start); the CPU stations work
   // meanwhile.
@@ -106,7 +99,7 @@ std::vector<std::thread> start_gpu_decode_stations(DecodeQueue& queue,
     if (devices.empty() || queue.stopped()) return;
     for (auto& t : start_lanes(queue, devices.front(), notices, gate)) t.join();
   });
-  return starter;
+  return {std::move(starter), nullptr};
 }
 
 }  // namespace gpbzip2

@@ -1,8 +1,6 @@
 // What the GPU stations of both directions share: lanes (host threads, each with its
-// own stream and buffers) that open on one device, the one notice per failed GPU, and
-// the gate that GpuMode::On waits at until a lane is open.
+// own stream and buffers) that open on one device, and the one notice per failed GPU.
 #pragma once
-#include <condition_variable>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -30,30 +28,6 @@ class GpuNotices {
   std::set<int> failed_;
   std::function<void(const std::string&)> notice_;
   std::string fallback_;
-};
-
-// How the lanes' opening went.
-struct OpenGate {
-  std::mutex mu;
-  std::condition_variable cv;
-  int opened = 0, failed = 0;
-  std::string why;
-  void report(const std::string* failure) {
-    std::lock_guard lk(mu);
-    if (failure) {
-      failed++;
-      why = *failure;
-    } else {
-      opened++;
-    }
-    cv.notify_all();
-  }
-  // For GpuMode::On: waits until one of `lanes` is open; false when all failed.
-  bool wait_for_one(int lanes) {
-    std::unique_lock lk(mu);
-    cv.wait(lk, [&] { return opened > 0 || failed == lanes; });
-    return opened > 0;
-  }
 };
 
 }  // namespace gpbzip2

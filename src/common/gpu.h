@@ -2,7 +2,10 @@
 // A CPU-only build (no nvcc) links gpu_none.cpp and reports none; a CUDA build gets these
 // from kernels/.
 #pragma once
+#include <condition_variable>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,22 +27,61 @@ bool built_with_cuda();
 // Usable devices (CUDA_VISIBLE_DEVICES respected); empty when none or no driver.
 std::vector<GpuDevice> list_gpus();
 
+// How a GPU station's lanes opened. GpuMode::On waits here before the first output, so
+// that a run without a usable GPU fails having written nothing, while the CPU stations
+// work from the start.
+class GpuGate {
+ public:
+  explicit GpuGate(int lanes) : lanes_(lanes) {}
+  // From each lane: opened (nullptr) or failed, and why.
+  void report(const std::string* failure) {
+    std::lock_guard lk(mu_);
+    if (failure) {
+      failed_++;
+      why_ = *failure;
+    } else {
+      opened_++;
+    }
+    cv_.notify_all();
+  }
+  // Returns once a lane is open; throws Error(ErrorKind::Io, "no usable GPU: ...") once
+  // all failed.
+  void wait_usable() {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] { return opened_ > 0 || failed_ == lanes_; });
+    if (opened_ == 0) throw Error(ErrorKind::Io, "no usable GPU: " + why_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const int lanes_;
+  int opened_ = 0, failed_ = 0;
+  std::string why_;
+};
+
+// A started GPU station: its threads, which end once its queue has no work left for them
+// (join them before the queue dies), and with GpuMode::On the gate to wait at before
+// the first output.
+struct GpuStations {
+  std::vector<std::thread> threads;
+  std::shared_ptr<GpuGate> must_open;
+};
+
 // Starts the GPU station for one compression, on the first usable device: it takes
-// batches of raw blocks from `queue` and hands them back sorted. The returned threads
-// end once the queue has no raw work left for them; join them before the queue dies.
-// GpuMode::Off starts none and touches no GPU. GpuMode::On returns once the GPU is ready
-// to take blocks, and throws Error(ErrorKind::Io, "no usable GPU: ...") when it is not
-// (no CUDA device visible, no driver, CUDA_VISIBLE_DEVICES empty, a CPU-only build, or
-// the device would not open). GpuMode::Auto opens the device in the background while
-// the CPU stations work, and quietly uses none if there is none. A GPU that fails to
-// open or fails later only costs speed: its blocks go to the CPU stations and
-// opts.notice gets one line.
-std::vector<std::thread> start_gpu_stations(WorkQueue& queue, const CompressOptions& opts);
+// batches of raw blocks from `queue` and hands them back sorted and moved to front.
+// GpuMode::Off starts none and touches no GPU. GpuMode::On opens the lanes in the
+// background like Auto, but throws Error(ErrorKind::Io, "no usable GPU: ...") at once
+// when no device is listed (no CUDA device visible, no driver, CUDA_VISIBLE_DEVICES
+// empty, a CPU-only build), and must_open tells whether one opened. GpuMode::Auto opens
+// the device in the background while the CPU stations work, and quietly uses none if
+// there is none. A GPU that fails to open or fails later only costs speed: its blocks go
+// to the CPU stations and opts.notice gets one line.
+GpuStations start_gpu_stations(WorkQueue& queue, const CompressOptions& opts);
 
 // The same for decompression: the GPU station inverts the BWT of batches of blocks whose
 // symbols the CPU stations decoded, with the same modes, failures and notices. The
-// threads end once the queue stops; join them before it dies.
-std::vector<std::thread> start_gpu_decode_stations(DecodeQueue& queue,
-                                                   const DecompressOptions& opts);
+// threads end once the queue stops.
+GpuStations start_gpu_decode_stations(DecodeQueue& queue, const DecompressOptions& opts);
 
 }  // namespace gpbzip2

@@ -6,13 +6,13 @@ namespace gpbzip2 {
 bool built_with_cuda() { return false; }
 std::vector<GpuDevice> list_gpus() { return {}; }
 
-std::vector<std::thread> start_gpu_stations(WorkQueue&, const CompressOptions& opts) {
+GpuStations start_gpu_stations(WorkQueue&, const CompressOptions& opts) {
   if (opts.gpu == GpuMode::On)
     throw Error(ErrorKind::Io, "no usable GPU: this gpbzip2 was built without CUDA");
   return {};
 }
 
-std::vector<std::thread> start_gpu_decode_stations(DecodeQueue&, const DecompressOptions& opts) {
+GpuStations start_gpu_decode_stations(DecodeQueue&, const DecompressOptions& opts) {
   if (opts.gpu == GpuMode::On)
     throw Error(ErrorKind::Io, "no usable GPU: this gpbzip2 was built without CUDA");
   return {};

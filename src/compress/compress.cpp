@@ -71,7 +71,8 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // GPU stations raise the bounds by their batch capacity once found.
   const size_t max_uncoded = size_t(2 * threads + 2);
   WorkQueue queue(max_uncoded, threads, max_uncoded * size_t(format::block_limit(opts.level)));
-  // GpuMode::On must fail before any output. Auto opens the GPU as soon as what it would
+  // GpuMode::On must fail before any output: the writer waits for the GPU to open, the
+  // stations do not. Auto opens the GPU as soon as what it would
   // sort looks large enough: for a file, the encoded size of the blocks read so far
   // scaled to the whole file, so a large file opens it after its first block and a file
   // of long runs not at all. From a pipe it opens once a quarter of that is read: early
@@ -84,18 +85,19 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     const double unread = double(opts.input_size - std::min(opts.input_size, reader.bytes_read()));
     return encoded + unread * encoded / double(reader.bytes_read()) >= double(gpu_worth);
   };
-  std::vector<std::thread> gpu_stations;
+  GpuStations gpu;
   bool gpu_started = false;
   auto start_gpu = [&] {
-    gpu_stations = start_gpu_stations(queue, opts);
+    gpu = start_gpu_stations(queue, opts);
     gpu_started = true;
   };
   if (opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && gpu_worth_it())) start_gpu();
   StreamWriter writer(out, opts.level);
   CompressTotals totals;
 
-  std::thread write_thread([&] {
+  std::thread write_thread([&, must_open = gpu.must_open] {
     try {
+      if (must_open) must_open->wait_usable();
       for (uint64_t i = 0;; i++) {
         auto block = queue.take(i);
         if (!block) break;
@@ -132,7 +134,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     queue.abort(std::current_exception());
   }
   queue.close_input(blocks);
-  for (auto& t : gpu_stations) t.join();
+  for (auto& t : gpu.threads) t.join();
   for (auto& t : stations) t.join();
   write_thread.join();
   if (auto err = queue.error()) std::rethrow_exception(err);

@@ -241,7 +241,9 @@ class Decompressor {
       });
     if (!gpu_started_ && (opts_.gpu == GpuMode::On || window_.end() >= gpu_after_)) {
       gpu_started_ = true;
-      gpu_stations_ = start_gpu_decode_stations(queue_, opts_);
+      GpuStations gpu = start_gpu_decode_stations(queue_, opts_);
+      gpu_stations_ = std::move(gpu.threads);
+      must_open_ = std::move(gpu.must_open);
     }
   }
 
@@ -278,6 +280,11 @@ class Decompressor {
   }
 
   void accept_block(DecodeTask& t) {
+    // GpuMode::On: no output, nor a verdict on a block, before a GPU lane has opened.
+    if (must_open_) {
+      must_open_->wait_usable();
+      must_open_.reset();
+    }
     if (t.error) std::rethrow_exception(t.error);
     if (t.status == BlockDecoder::Status::OutOfInput && t.cut_short) {
       // The next candidate lay inside this block: decode it here with all its input.
@@ -358,6 +365,7 @@ class Decompressor {
   InputWindow window_;
   uint64_t gpu_after_;  // input bytes read before a GPU station opens
   bool gpu_started_ = false;
+  std::shared_ptr<GpuGate> must_open_;  // GpuMode::On until a lane has opened
   std::vector<std::thread> stations_, gpu_stations_;
   PagePool pages_;
   // After pages_, whose pages it gives back, and before the stations' threads end.
