@@ -25,7 +25,9 @@ constexpr int kFastBits = 10;  // codes up to this long decode with one table lo
 // (length, symbol), as bzip2 does, so all codes of length <= L, left-justified to 20
 // bits, lie below limit[L].
 struct HuffTable {
-  uint16_t fast[1 << kFastBits];  // symbol << 5 | length, 0 when the code is longer
+  // symbol << 6 | length, 0 when the code is longer. Six bits for the length: x86 shifts
+  // take the count modulo 64, so skipping it needs no mask in the chain of dependencies.
+  uint16_t fast[1 << kFastBits];
   uint32_t limit[format::kMaxCodeLen + 1];
   int32_t offset[format::kMaxCodeLen + 1];  // index into sorted of code 0 of each length
   uint16_t sorted[format::kMaxAlphaSize];
@@ -55,7 +57,7 @@ bool build_table(HuffTable& t, const uint8_t* len, int alpha_size) {
   for (int l = 1; l <= kFastBits; l++) {
     for (int i = 0; i < count[l]; i++, code++) {
       const uint16_t sym = t.sorted[t.offset[l] + int32_t(code)];
-      const uint16_t e = uint16_t(sym << 5 | l);
+      const uint16_t e = uint16_t(sym << 6 | l);
       const uint32_t first = code << (kFastBits - l), n = 1u << (kFastBits - l);
       for (uint32_t k = 0; k < n; k++) t.fast[first + k] = e;
     }
@@ -202,12 +204,14 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
     }
     group_left--;
     if (br.buffered() < format::kMaxCodeLen) br.refill();
-    const uint32_t peek = br.peek(format::kMaxCodeLen);
     int sym;
-    if (const uint16_t e = t->fast[peek >> (format::kMaxCodeLen - kFastBits)]) {
-      sym = e >> 5;
-      br.skip(e & 31);
+    // The table is indexed straight from the buffer: one shift fewer in the chain of
+    // dependencies from one symbol to the next (buffer, lookup, shift by its length).
+    if (const uint16_t e = t->fast[br.peek(kFastBits)]) {
+      sym = e >> 6;
+      br.skip(e & 63);
     } else {
+      const uint32_t peek = br.peek(format::kMaxCodeLen);
       int l = kFastBits + 1;
       while (l <= format::kMaxCodeLen && peek >= t->limit[l]) l++;
       if (l > format::kMaxCodeLen) return failed("invalid Huffman code");
