@@ -203,7 +203,10 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
       group_left = format::kGroupSize;
     }
     group_left--;
-    if (br.buffered() < format::kMaxCodeLen) br.refill();
+    // A refill before every other symbol leaves enough bits for two codes of any length,
+    // and unlike a test of the bits left, the branch on it is predicted.
+    static_assert(format::kGroupSize % 2 == 0 && 2 * format::kMaxCodeLen <= 56);
+    if (group_left % 2) br.refill();
     int sym;
     // The table is indexed straight from the buffer: one shift fewer in the chain of
     // dependencies from one symbol to the next (buffer, lookup, shift by its length).
