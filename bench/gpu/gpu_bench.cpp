@@ -10,11 +10,10 @@
 //                                         GPU first, then entropy coding timed on THREADS
 //                                         threads (the ceiling with a fast GPU)
 //   gpu_bench inverse FILE LEVEL LANES BATCH_BLOCKS
-//                                         decompression's parts on one CPU thread (symbol
-//                                         decoding, inverse BWT, run-length decoding and
-//                                         CRC, MB/s of block bytes each) and the GPU
-//                                         inverse BWT alone, in batches of BATCH_BLOCKS
-//                                         by LANES threads
+//                                         the GPU inverse BWT alone, in batches of
+//                                         BATCH_BLOCKS by LANES threads (MB/s of block
+//                                         bytes; bench/decode_times times the CPU's
+//                                         stages)
 //   gpu_bench compress IN OUT LEVEL THREADS auto|on|off [perturb]
 //                                         whole compression (perturb: --perturb);
 //                                         prints seconds and MB/s on stderr (OUT may
@@ -39,8 +38,8 @@
 #include "common/format.h"
 #include "gpbzip2.h"
 #include "common/gpu.h"
+#include "compress/bwt.h"
 #include "compress/gpu_bwt.h"
-#include "decompress/block_decoder.h"
 #include "decompress/gpu_inverse_bwt.h"
 #include "compress/perturb.h"
 
@@ -163,51 +162,20 @@ static int bench_inverse(const char* path, int level, int lanes, size_t per_batc
   std::vector<Job> jobs = prepared_jobs(path, level, input_bytes);
   std::vector<std::vector<uint8_t>> texts;
   for (const Job& j : jobs) texts.emplace_back(j.text().begin(), j.text().end());
-  // Each block compressed (on all cores), keeping its BWT vector and its coded bits.
+  // Each block's BWT vector (on all cores).
   std::vector<BwtResult> bwt(jobs.size());
-  std::vector<CodedBlock> coded(jobs.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < std::thread::hardware_concurrency(); t++)
     pool.emplace_back([&] {
-      BlockCompressor c;
-      for (size_t i; (i = next++) < jobs.size();) {
-        coded[i] = c.compress(jobs[i]);
-        bwt_forward(texts[i].data(), int32_t(texts[i].size()), c.bwt, bwt[i]);
-      }
+      BwtWorkspace ws;
+      for (size_t i; (i = next++) < jobs.size();)
+        bwt_forward(texts[i].data(), int32_t(texts[i].size()), ws, bwt[i]);
     });
   for (auto& t : pool) t.join();
   size_t bytes = 0;
   for (auto& t : texts) bytes += t.size();
   const double mb = double(bytes) / 1e6;
-
-  // One CPU thread, stage by stage, as a station runs them.
-  BlockDecoder dec;
-  std::vector<uint8_t> memory(BlockDecoder::kWorkPages * BlockDecoder::kWorkPage);
-  uint8_t* work[BlockDecoder::kWorkPages];
-  for (size_t i = 0; i < BlockDecoder::kWorkPages; i++) work[i] = memory.data() + i * BlockDecoder::kWorkPage;
-  std::vector<uint8_t> out(size_t(1) << 20), text;
-  double t_sym = 0, t_inv = 0, t_exp = 0;
-  for (size_t i = 0; i < jobs.size(); i++) {
-    std::vector<uint8_t> bits = coded[i].bits;
-    bits.resize(bits.size() + 16, 0);
-    auto t0 = Clock::now();
-    if (dec.decode_symbols(bits.data(), bits.size() - 16, 0) != BlockDecoder::Status::Ok) {
-      std::fprintf(stderr, "block %zu does not decode\n", i);
-      return 1;
-    }
-    t_sym += since(t0);
-    t0 = Clock::now();
-    dec.invert(work);
-    t_inv += since(t0);
-    t0 = Clock::now();
-    RunExpander runs(dec.text().data(), dec.text().size());
-    while (runs.read(out.data(), out.size())) {
-    }
-    t_exp += since(t0);
-  }
-  std::printf("cpu, one thread, %.1f MB of blocks: symbols %.0f MB/s, inverse BWT %.0f MB/s, "
-              "runs and CRC %.0f MB/s\n", mb, mb / t_sym, mb / t_inv, mb / t_exp);
 
   size_t most = 0;
   for (size_t b = 0; b < jobs.size(); b += per_batch) {

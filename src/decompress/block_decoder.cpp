@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "common/bit_reader.h"
 #include "common/crc32.h"
@@ -22,7 +25,9 @@ constexpr int kFastBits = 10;  // codes up to this long decode with one table lo
 // (length, symbol), as bzip2 does, so all codes of length <= L, left-justified to 20
 // bits, lie below limit[L].
 struct HuffTable {
-  uint16_t fast[1 << kFastBits];  // symbol << 5 | length, 0 when the code is longer
+  // symbol << 6 | length, 0 when the code is longer. Six bits for the length: x86 shifts
+  // take the count modulo 64, so skipping it needs no mask in the chain of dependencies.
+  uint16_t fast[1 << kFastBits];
   uint32_t limit[format::kMaxCodeLen + 1];
   int32_t offset[format::kMaxCodeLen + 1];  // index into sorted of code 0 of each length
   uint16_t sorted[format::kMaxAlphaSize];
@@ -52,7 +57,7 @@ bool build_table(HuffTable& t, const uint8_t* len, int alpha_size) {
   for (int l = 1; l <= kFastBits; l++) {
     for (int i = 0; i < count[l]; i++, code++) {
       const uint16_t sym = t.sorted[t.offset[l] + int32_t(code)];
-      const uint16_t e = uint16_t(sym << 5 | l);
+      const uint16_t e = uint16_t(sym << 6 | l);
       const uint32_t first = code << (kFastBits - l), n = 1u << (kFastBits - l);
       for (uint32_t k = 0; k < n; k++) t.fast[first + k] = e;
     }
@@ -69,6 +74,23 @@ constexpr uint32_t kChainEnd = 1u << 31;  // in a link: the next row starts a ch
 constexpr uint32_t kNone = ~0u;
 
 uint32_t next_row(uint32_t link) { return (link & ~kChainEnd) >> 8; }
+
+// Moves p[16, idx) to p[17, idx + 1), 16 bytes at a time from the top, inline (a call
+// to memmove costs more than such short moves). It also writes p[1, 16).
+inline void shift_up(uint8_t* p, int idx) {
+  for (int k = idx; k > 16; k -= 16) {
+#ifdef __SSE2__
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p + k - 15),
+                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k - 16)));
+#else
+    uint64_t lo, hi;
+    std::memcpy(&lo, p + k - 16, 8);
+    std::memcpy(&hi, p + k - 8, 8);
+    std::memcpy(p + k - 15, &lo, 8);
+    std::memcpy(p + k - 7, &hi, 8);
+#endif
+  }
+}
 
 }  // namespace
 
@@ -157,8 +179,15 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
   }
 
   // Symbols: MTF indexes + 1, with runs of the front byte as RUNA/RUNB digits.
+  // The MTF list: its first 16 bytes in two registers, front and second (the list's
+  // first byte in front's low byte), the rest in mtf[16, 256). Most indexes are below
+  // 16: those moves touch no memory, whose store-to-load latency would otherwise be in
+  // the chain of dependencies from one literal to the next.
   uint8_t mtf[256] = {};
   std::memcpy(mtf, seq_to_byte, size_t(in_use));
+  uint64_t front = 0, second = 0;
+  for (int i = 7; i >= 0; i--) front = front << 8 | mtf[i];
+  for (int i = 15; i >= 8; i--) second = second << 8 | mtf[i];
   uint32_t* const freq = freq_;
   std::fill_n(freq, 256, 0u);
   Sym* const tt = out;
@@ -174,13 +203,18 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
       group_left = format::kGroupSize;
     }
     group_left--;
-    if (br.buffered() < format::kMaxCodeLen) br.refill();
-    const uint32_t peek = br.peek(format::kMaxCodeLen);
+    // A refill before every other symbol leaves enough bits for two codes of any length,
+    // and unlike a test of the bits left, the branch on it is predicted.
+    static_assert(format::kGroupSize % 2 == 0 && 2 * format::kMaxCodeLen <= 56);
+    if (group_left % 2) br.refill();
     int sym;
-    if (const uint16_t e = t->fast[peek >> (format::kMaxCodeLen - kFastBits)]) {
-      sym = e >> 5;
-      br.skip(e & 31);
+    // The table is indexed straight from the buffer: one shift fewer in the chain of
+    // dependencies from one symbol to the next (buffer, lookup, shift by its length).
+    if (const uint16_t e = t->fast[br.peek(kFastBits)]) {
+      sym = e >> 6;
+      br.skip(e & 63);
     } else {
+      const uint32_t peek = br.peek(format::kMaxCodeLen);
       int l = kFastBits + 1;
       while (l <= format::kMaxCodeLen && peek >= t->limit[l]) l++;
       if (l > format::kMaxCodeLen) return failed("invalid Huffman code");
@@ -197,7 +231,7 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
     }
     if (run) {
       if (run > limit - n) return failed("block longer than its limit");
-      const uint8_t b = mtf[0];
+      const uint8_t b = uint8_t(front);
       freq[b] += run;
       std::fill(tt + n, tt + n + run, Sym(b));
       n += run;
@@ -208,18 +242,21 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
     if (n >= limit) return failed("block longer than its limit");
     const int idx = sym - 1;
     uint8_t b;
-    if (std::endian::native == std::endian::little && idx < 8) {
-      // Most indexes are small: move to front inside one 64-bit word.
-      uint64_t w;
-      std::memcpy(&w, mtf, 8);
+    if (idx < 8) {
       const uint64_t moved = ~uint64_t(0) >> (56 - 8 * idx);
-      b = uint8_t(w >> (8 * idx));
-      w = (((w << 8) | b) & moved) | (w & ~moved);
-      std::memcpy(mtf, &w, 8);
+      b = uint8_t(front >> (8 * idx));
+      front = (((front << 8) | b) & moved) | (front & ~moved);
+    } else if (idx < 16) {
+      const uint64_t moved = ~uint64_t(0) >> (120 - 8 * idx);
+      b = uint8_t(second >> (8 * idx - 64));
+      second = (((second << 8) | (front >> 56)) & moved) | (second & ~moved);
+      front = front << 8 | b;
     } else {
       b = mtf[idx];
-      std::memmove(mtf + 1, mtf, size_t(idx));
-      mtf[0] = b;
+      shift_up(mtf, idx);
+      mtf[16] = uint8_t(second >> 56);
+      second = second << 8 | (front >> 56);
+      front = front << 8 | b;
     }
     freq[b]++;
     tt[n++] = b;
