@@ -11,7 +11,6 @@
 
 #include "common/format.h"
 #include "huffman.h"
-#include "run_length.h"
 
 namespace gpbzip2 {
 namespace {
@@ -28,22 +27,14 @@ struct SymbolStats {
   int32_t freq[kMaxAlphaSize] = {};
 };
 
-// std::popcount without the popcnt instruction of newer x86-64 levels, which would be
-// a library call.
-inline int ones(uint32_t x) {
-  x -= (x >> 1) & 0x55555555u;
-  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-  return int((((x + (x >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24);
-}
-
-// Room past the symbols for put_zero_run's whole-word stores.
+// Room past the symbols for put_zeros's whole-word stores.
 constexpr size_t kMtfPad = 8;
 
 // bzip2 writes a run of z zeros as z+1 in bijective base 2, digits RUNA=0 and RUNB=1,
 // least significant first, leaving out the leading 1: the digits are the bits of z+1.
-// Eight digits are stored unconditionally (the output has kMtfPad spare) to avoid a
-// mispredicted loop exit per run.
-inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
+// Eight digits are stored unconditionally (the output has kMtfPad spare), so that runs
+// under 511 take no branch, and z = 0 writes none.
+inline uint16_t* put_zeros(uint16_t* w, uint32_t z) {
   const uint32_t x = z + 1;
   const int digits = std::bit_width(x) - 1;
 #ifdef __SSE2__
@@ -53,10 +44,8 @@ inline uint16_t* put_zero_run(uint16_t* w, uint32_t z, int32_t* freq) {
 #else
   for (int k = 0; k < 8; k++) w[k] = uint16_t((x >> k) & 1);
 #endif
-  for (int k = 8; k < digits; k++) w[k] = uint16_t((x >> k) & 1);
-  const int runb = ones(x) - 1;
-  freq[format::kRunB] += runb;
-  freq[format::kRunA] += digits - runb;
+  if (digits > 8) [[unlikely]]
+    for (int k = 8; k < digits; k++) w[k] = uint16_t((x >> k) & 1);
   return w + digits;
 }
 
@@ -160,6 +149,30 @@ class MtfList {
 };
 #endif
 
+// Bit i: last[base + i] differs from the byte before it (for position 0: from `first`,
+// the list's front), so a symbol other than 0 is coded there. Bits at or past n are clear.
+inline uint64_t run_heads(const uint8_t* last, int32_t n, int32_t base, uint8_t first) {
+#ifdef __SSE2__
+  if (base > 0 && n - base >= 64) {
+    uint64_t same = 0;
+    for (int k = 0; k < 4; k++) {
+      const uint8_t* p = last + base + 16 * k;
+      const __m128i now = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p - 1));
+      same |= uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(now, before)))) << (16 * k);
+    }
+    return ~same;
+  }
+#endif
+  uint64_t heads = 0;
+  const int32_t end = std::min(n - base, 64);
+  for (int32_t i = 0; i < end; i++) {
+    const uint8_t before = base + i == 0 ? first : last[base + i - 1];
+    heads |= uint64_t(last[base + i] != before) << i;
+  }
+  return heads;
+}
+
 // The list holds byte values rather than their ranks among the bytes in use: both orders
 // are ascending, so positions agree, and the search needs no translation.
 SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, uint16_t* out) {
@@ -176,26 +189,33 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, ui
   const uint16_t eob = uint16_t(used + 1);
 
   uint16_t* w = out;
-  const uint8_t* p = last;
-  const uint8_t* const e = last + n;
-  // A symbol equal to the one before is MTF position 0: whole runs of them are found at
-  // once and coded as one zero run. Most symbols start none, which one byte compare
-  // tells more cheaply than the vector scan.
-  for (uint8_t front = first;;) {
-    if (p < e && *p == front) {
-      const int32_t zeros = int32_t(run_length(p, e, front));
-      w = put_zero_run(w, uint32_t(zeros), st.freq);
-      p += zeros;
+  // The symbols other than 0 are found from a bitmap of where the byte changes, and the
+  // zero run before each is written without a branch (none where it is empty): a branch
+  // on "does a run follow?" was mispredicted often, and each miss threw away the MTF
+  // work in flight.
+  int32_t done = 0;  // bytes coded so far
+  for (int32_t base = 0; base < n; base += 64) {
+    for (uint64_t heads = run_heads(last, n, base, first); heads; heads &= heads - 1) {
+      const int32_t q = base + std::countr_zero(heads);
+      w = put_zeros(w, uint32_t(q - done));
+      done = q + 1;
+      const int j = list.move(last[q]);
+      *w++ = uint16_t(j + 1);
+      st.freq[j + 1]++;
     }
-    if (p == e) break;
-    front = *p++;
-    const int j = list.move(front);
-    *w++ = uint16_t(j + 1);
-    st.freq[j + 1]++;
   }
+  w = put_zeros(w, uint32_t(n - done));
   *w++ = eob;
   st.freq[eob]++;
   st.count = int32_t(w - out);
+  // RUNA and RUNB counted in a pass of their own: cheaper than per run from its digits.
+  int32_t runs[2] = {};
+  for (const uint16_t* p = out; p < w; p++) {
+    runs[0] += *p == format::kRunA;
+    runs[1] += *p == format::kRunB;
+  }
+  st.freq[format::kRunA] = runs[0];
+  st.freq[format::kRunB] = runs[1];
   return st;
 }
 
