@@ -1,7 +1,6 @@
 #include "block_encoder.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstring>
 
@@ -65,25 +64,35 @@ class MtfList {
   }
   int move(uint8_t c) {
     const __m128i key = _mm_set1_epi8(char(c));
+    const __m128i ones = _mm_set1_epi32(-1);
     uint64_t hit = 0;
-    __m128i shifted[kRegs];  // each register a byte on, taking in the last of the one before
+    __m128i old[kRegs];
     __m128i carry = _mm_cvtsi32_si128(c);
+    __m128i before = ones;  // per 64-bit lane: no match in the registers before this one
     for (int r = 0; r < kRegs; r++) {
-      hit |= uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(head_[r], key)))) << (16 * r);
-      shifted[r] = _mm_or_si128(_mm_slli_si128(head_[r], 1), carry);
-      carry = _mm_srli_si128(head_[r], 15);
+      old[r] = head_[r];
+      const __m128i eq = _mm_cmpeq_epi8(old[r], key);
+      hit |= uint64_t(unsigned(_mm_movemask_epi8(eq))) << (16 * r);
+      // The register a byte on, taking in the last of the one before.
+      const __m128i shifted = _mm_or_si128(_mm_slli_si128(old[r], 1), carry);
+      carry = _mm_srli_si128(old[r], 15);
+      // Entries up to the match take their left neighbour, the rest stay. The mask comes
+      // from the compare without leaving the vector unit (a move mask, bit scan and
+      // table load made the chain from one symbol to the next twice as long): per 64-bit
+      // lane, eq | (eq - 1) sets the bytes up to the match, or all bytes where it has
+      // none, and lanes after one with the match are cleared.
+      const __m128i upto = _mm_or_si128(eq, _mm_add_epi64(eq, ones));
+      __m128i none = _mm_cmpeq_epi32(eq, _mm_setzero_si128());
+      none = _mm_and_si128(none, _mm_shuffle_epi32(none, 0xb1));  // lanes without the match
+      const __m128i moved =
+          _mm_and_si128(_mm_and_si128(upto, before), _mm_unpacklo_epi64(ones, none));
+      head_[r] = _mm_or_si128(_mm_and_si128(moved, shifted), _mm_andnot_si128(moved, old[r]));
+      before = _mm_and_si128(before, _mm_and_si128(none, _mm_shuffle_epi32(none, 0x4e)));
     }
-    if (hit) {
-      const int j = std::countr_zero(hit);
-      // Entries 0..j take their left neighbour, the rest stay.
-      const uint8_t* up_to_j = kUpTo.data() + kHead - 1 - j;
-      for (int r = 0; r < kRegs; r++) {
-        __m128i moved = _mm_loadu_si128(reinterpret_cast<const __m128i*>(up_to_j + 16 * r));
-        head_[r] =
-            _mm_or_si128(_mm_and_si128(moved, shifted[r]), _mm_andnot_si128(moved, head_[r]));
-      }
-      return j;
-    }
+    if (hit) [[likely]]
+      return std::countr_zero(hit);
+    // Not in the registers, which have all moved on a byte: the byte pushed out of the
+    // last one goes to the array, whose entries up to the symbol move on too.
     int j = kHead;
     unsigned far;
     for (;; j += 16) {
@@ -92,28 +101,20 @@ class MtfList {
       if (far) break;
     }
     j += std::countr_zero(far);
-    // The array's head is refreshed first. Each load reads bytes that no store in the
-    // loop has written yet; the last store puts entries 0..15 a byte further on.
+    // The array's head gets the registers' old contents first. Each load reads bytes that
+    // no store in the loop has written yet; the last store puts entries 0..15 a byte on.
     for (int r = 0; r < kRegs; r++)
-      _mm_store_si128(reinterpret_cast<__m128i*>(order_ + 16 * r), head_[r]);
+      _mm_store_si128(reinterpret_cast<__m128i*>(order_ + 16 * r), old[r]);
     for (int p = j - 16; p > 0; p -= 16) {
       __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(order_ + p));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + p + 1), v);
     }
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + 1), head_[0]);
-    for (int r = 0; r < kRegs; r++) head_[r] = shifted[r];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(order_ + 1), old[0]);
     return j;
   }
 
  private:
   static constexpr int kRegs = 2, kHead = 16 * kRegs;
-  // kHead bytes of ones, then as many zeros: from kUpTo + kHead - 1 - j on, the first
-  // j + 1 bytes are ones.
-  static constexpr auto kUpTo = [] {
-    std::array<uint8_t, 2 * kHead> t{};
-    for (int i = 0; i < kHead; i++) t[size_t(i)] = 0xff;
-    return t;
-  }();
   __m128i head_[kRegs];
   uint8_t* order_;  // entries kHead.. are current; the head is in head_
 };
