@@ -174,20 +174,44 @@ inline uint64_t run_heads(const uint8_t* last, int32_t n, int32_t base, uint8_t 
   return heads;
 }
 
-// The list holds byte values rather than their ranks among the bytes in use: both orders
-// are ascending, so positions agree, and the search needs no translation.
-SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, uint16_t* out) {
+// The smallest byte of last[0, n), n > 0.
+inline uint8_t smallest(const uint8_t* last, int32_t n) {
+  int32_t i = 0;
+  uint8_t lo = 255;
+#ifdef __SSE2__
+  if (n >= 16) {
+    __m128i m = _mm_set1_epi8(char(0xff));
+    for (; n - i >= 16; i += 16)
+      m = _mm_min_epu8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(last + i)));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 8));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 4));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 2));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 1));
+    lo = uint8_t(_mm_cvtsi128_si32(m));
+  }
+#endif
+  for (; i < n; i++) lo = std::min(lo, last[i]);
+  return lo;
+}
+
+// bzip2's list starts with the bytes in use, ascending. Finding those would take a pass
+// over the block of its own, so the list starts with all 256 values instead: the smallest
+// byte (the front, which only the block's first run can use), then the rest ascending.
+// Bytes never used never move, so they lie ahead of a used byte c only until c's first
+// move to the front, and then exactly the unused ones below c do: that first symbol of
+// each byte is corrected afterwards, when the pass has found the bytes in use. (Byte
+// values rather than ranks in the list keep the search free of translation.)
+SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t* out) {
   SymbolStats st;
+  const uint8_t first = smallest(last, n);
   alignas(16) uint8_t order[256];
-  int used = 0;
-  for (int c = 0; c < 256; c++)
-    if (in_use[c]) order[used++] = uint8_t(c);
-  for (int c = 0, k = used; c < 256; c++)
-    if (!in_use[c]) order[k++] = uint8_t(c);
-  const uint8_t first = order[0];
+  order[0] = first;
+  for (int c = 0, k = 1; c < 256; c++)
+    if (c != first) order[k++] = uint8_t(c);
   MtfList list(order);
-  st.alpha = used + 2;
-  const uint16_t eob = uint16_t(used + 1);
+  std::fill(in_use, in_use + 256, false);
+  in_use[first] = true;
+  int32_t first_move[256];  // where in `out` each byte's first symbol went
 
   uint16_t* w = out;
   // The symbols other than 0 are found from a bitmap of where the byte changes, and the
@@ -200,12 +224,31 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, const bool* in_use, ui
       const int32_t q = base + std::countr_zero(heads);
       w = put_zeros(w, uint32_t(q - done));
       done = q + 1;
-      const int j = list.move(last[q]);
+      const uint8_t c = last[q];
+      if (!in_use[c]) [[unlikely]] {
+        in_use[c] = true;
+        first_move[c] = int32_t(w - out);
+      }
+      const int j = list.move(c);
       *w++ = uint16_t(j + 1);
       st.freq[j + 1]++;
     }
   }
   w = put_zeros(w, uint32_t(n - done));
+  int used = 0;
+  for (int c = 0; c < 256; c++) {
+    if (!in_use[c]) continue;
+    if (c != first) {
+      const uint16_t unused_below = uint16_t(c - used);
+      uint16_t& v = out[first_move[c]];
+      st.freq[v]--;
+      v = uint16_t(v - unused_below);
+      st.freq[v]++;
+    }
+    used++;
+  }
+  st.alpha = used + 2;
+  const uint16_t eob = uint16_t(used + 1);
   *w++ = eob;
   st.freq[eob]++;
   st.count = int32_t(w - out);
@@ -309,19 +352,7 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
 
 void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
                   bool randomised, EncoderWorkspace& ws, BitWriter& out) {
-  // Four tables filled in turn: measured a quarter faster than one table, as back-to-back
-  // stores then rarely go to one address.
-  bool seen[4][256] = {};
-  int32_t i = 0;
-  for (; i + 3 < n; i += 4) {
-    seen[0][last[i]] = true;
-    seen[1][last[i + 1]] = true;
-    seen[2][last[i + 2]] = true;
-    seen[3][last[i + 3]] = true;
-  }
-  for (; i < n; i++) seen[0][last[i]] = true;
-  bool in_use[256];
-  for (int c = 0; c < 256; c++) in_use[c] = seen[0][c] | seen[1][c] | seen[2][c] | seen[3][c];
+  bool in_use[256];  // move_to_front finds the bytes in use
   ws.mtf.resize(size_t(n) + 1 + kMtfPad);
   SymbolStats st = move_to_front(last, n, in_use, ws.mtf.data());
 
