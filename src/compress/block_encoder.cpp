@@ -378,14 +378,21 @@ void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t bl
 
   out.put(3, uint32_t(groups));
   out.put(15, uint32_t(nsel));
-  uint8_t order[kMaxGroups] = {0, 1, 2, 3, 4, 5};
-  for (int32_t i = 0; i < nsel; i++) {
-    uint8_t s = ws.selectors[size_t(i)];
-    int j = 0;
-    while (order[j] != s) j++;
-    std::memmove(order + 1, order, size_t(j));
-    order[0] = s;
-    out.put(j + 1, (1u << (j + 1)) - 2);  // j ones, then a zero
+  {
+    // The selectors' MTF list is six bytes of one word, searched and shifted without a
+    // loop; their codes go out through a Burst.
+    constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+    uint64_t order = 0x050403020100ull;
+    BitWriter::Burst burst(out, uint64_t(nsel) * kMaxGroups);
+    for (int32_t i = 0; i < nsel; i++) {
+      const uint8_t s = ws.selectors[size_t(i)];
+      const uint64_t x = order ^ (kOnes * s);
+      const uint64_t hit = (x - kOnes) & ~x & kHigh;  // the lowest flagged byte is exact
+      const uint64_t moved = hit ^ (hit - 1);          // bytes up to s's position
+      order = (order & ~moved) | ((order << 8) & moved) | s;
+      const int j = std::countr_zero(hit) >> 3;
+      burst.put(j + 1, (2u << j) - 2);  // j ones, then a zero
+    }
   }
 
   for (int t = 0; t < groups; t++) {
