@@ -68,19 +68,17 @@ class BitWriter {
       const size_t used = w.bytes_.size();
       w.bytes_.resize(used + (size_t(nacc_) + max_bits) / 8 + 8);
       p_ = w.bytes_.data() + used;
-      // Whole pending bytes are written out by the first put.
+      flush_whole_bytes();  // so that puts start with at most 7 bits pending
     }
     ~Burst() {
-      while (nacc_ >= 8) {
-        nacc_ -= 8;
-        *p_++ = uint8_t(acc_ >> nacc_);
-      }
+      flush_whole_bytes();
       w_.bytes_.resize(size_t(p_ - w_.bytes_.data()));
       w_.acc_ = acc_;
       w_.nacc_ = nacc_;
     }
-    // Appends the `n` bits of `v`: 1 <= n <= 32 and v < 2^n.
-    void put(int n, uint32_t v) {
+    // Appends the `n` bits of `v`: 1 <= n <= 56 and v < 2^n (with at most 7 bits
+    // pending, they fit the 64-bit accumulator).
+    void put(int n, uint64_t v) {
       acc_ = (acc_ << n) | v;
       nacc_ += n;
       uint64_t top = acc_ << (64 - nacc_);  // pending bits from bit 63 down
@@ -91,6 +89,12 @@ class BitWriter {
     }
 
    private:
+    void flush_whole_bytes() {
+      while (nacc_ >= 8) {
+        nacc_ -= 8;
+        *p_++ = uint8_t(acc_ >> nacc_);
+      }
+    }
     BitWriter& w_;
     uint64_t acc_;
     int nacc_;

@@ -1,6 +1,7 @@
 #include "huffman.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "common/format.h"
 
@@ -14,9 +15,11 @@ static inline int32_t merged_weight(int32_t a, int32_t b) {
 
 void make_code_lengths(uint8_t* len, const int32_t* freq, int alpha, int max_len) {
   constexpr int kNodes = 2 * format::kMaxAlphaSize;
+  constexpr int kBig = kNodes;  // a node heavier than any, parked just past the heap's end
   int32_t heap[format::kMaxAlphaSize + 2];
-  int32_t weight[kNodes];
+  int32_t weight[kNodes + 1];
   int32_t parent[kNodes];
+  weight[kBig] = INT32_MAX;
 
   for (int i = 0; i < alpha; i++) weight[i + 1] = (freq[i] == 0 ? 1 : freq[i]) << 8;
 
@@ -34,12 +37,15 @@ void make_code_lengths(uint8_t* len, const int32_t* freq, int alpha, int max_len
       }
       heap[at] = node;
     };
+    // The lighter child is picked without a branch: heap[size + 1] is kBig, so a lone
+    // child needs no test.
     auto sift_down = [&](int at) {
       int32_t node = heap[at];
+      heap[size + 1] = kBig;
       for (;;) {
         int child = at << 1;
         if (child > size) break;
-        if (child < size && weight[heap[child + 1]] < weight[heap[child]]) child++;
+        child += weight[heap[child + 1]] < weight[heap[child]];
         if (weight[node] < weight[heap[child]]) break;
         heap[at] = heap[child];
         at = child;

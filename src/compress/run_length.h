@@ -1,5 +1,5 @@
-// How many bytes from p on, up to e, equal c: the reader's run-length coding and the
-// encoder's runs of the MTF front both ask it, sixteen bytes at a time.
+// How many bytes from p on, up to e, equal c, sixteen bytes at a time: for the reader's
+// run-length coding.
 #pragma once
 #include <bit>
 #include <cstddef>

@@ -1,5 +1,6 @@
 // Unit tests of the small stages: CRC, bit packing, Huffman code construction, the
 // encoder's two entry points (the block reader's are in test_block_reader.cpp).
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -55,18 +56,21 @@ TEST_CASE("BitWriter::Burst puts what put puts, from any state", "[bits]") {
   for (int before = 0; before < 70; before++) {
     gpbzip2::BitWriter a, b;
     for (int i = 0; i < before; i++) a.put(1, i % 3 == 0), b.put(1, i % 3 == 0);
-    std::vector<std::pair<int, uint32_t>> codes;
+    std::vector<std::pair<int, uint64_t>> codes;  // up to 56 bits, as Burst takes them
     uint64_t total = 0;
     for (int i = 0; i < 200; i++) {
-      int n = 1 + int(rng() % 32);
-      codes.emplace_back(n, uint32_t(rng()) >> (32 - n));
+      int n = 1 + int(rng() % 56);
+      codes.emplace_back(n, (uint64_t(rng()) << 32 | rng()) >> (64 - n));
       total += uint64_t(n);
     }
     {
       gpbzip2::BitWriter::Burst burst(a, total);
       for (auto [n, v] : codes) burst.put(n, v);
     }
-    for (auto [n, v] : codes) b.put(n, v);
+    for (auto [n, v] : codes) {
+      if (n > 32) b.put(n - 32, uint32_t(v >> 32));
+      b.put(std::min(n, 32), uint32_t(v));
+    }
     a.put(7, 0x55), b.put(7, 0x55);
     REQUIRE(a.bit_count() == b.bit_count());
     REQUIRE(a.finish() == b.finish());

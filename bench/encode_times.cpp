@@ -1,0 +1,117 @@
+// The CPU's per-block work around the rotation sort, one thread: cuts stdin into blocks
+// as the compressor does, sorts each once with bwt_forward (untimed), then times
+//   prepare: block_crc and block_text (the CRC and bzip2's first run-length coding),
+//   encode:  encode_block (MTF, zero runs, table choice, bit output),
+// each over all blocks, best of R runs. Times are the thread's CPU time, which a busy
+// shared machine disturbs far less than wall time.
+//   encode_times [-1..-9] [-r RUNS] < input
+// Prints MB/s of input bytes (prepare) and of block bytes after the run-length coding
+// (encode), and the coded size with a checksum of the coded bits, so that two builds can
+// be checked to write the same bytes.
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "common/bit_writer.h"
+#include "common/crc32.h"
+#include "common/error.h"
+#include "common/io.h"
+#include "compress/block_encoder.h"
+#include "compress/block_reader.h"
+#include "compress/bwt.h"
+
+namespace {
+
+struct Block {
+  gpbzip2::RawBlock raw;
+  gpbzip2::ByteBuffer rle;
+  gpbzip2::BwtResult sorted;
+  size_t n = 0;
+  uint32_t crc = 0;
+};
+
+double cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+int usage(const char* argv0) {
+  std::fprintf(stderr, "usage: %s [-1..-9] [-r RUNS] < input\n", argv0);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int level = 9, runs = 5;
+  for (int i = 1; i < argc; i++) {
+    if (argv[i][0] == '-' && argv[i][1] >= '1' && argv[i][1] <= '9' && !argv[i][2])
+      level = argv[i][1] - '0';
+    else if (!std::strcmp(argv[i], "-r") && i + 1 < argc)
+      runs = std::atoi(argv[++i]);
+    else
+      return usage(argv[0]);
+  }
+  if (runs < 1) return usage(argv[0]);
+
+  std::vector<Block> blocks;
+  uint64_t input_bytes = 0, block_bytes = 0;
+  try {
+    gpbzip2::FdSource in(STDIN_FILENO);
+    gpbzip2::BlockReader reader(in, level);
+    gpbzip2::BwtWorkspace bwt;
+    for (Block b; reader.next(b.raw); b = Block()) {
+      b.crc = gpbzip2::block_crc(b.raw);
+      const std::span<const uint8_t> text = gpbzip2::block_text(b.raw, b.rle);
+      b.n = text.size();
+      gpbzip2::bwt_forward(text.data(), int32_t(b.n), bwt, b.sorted);
+      input_bytes += b.raw.input_bytes;
+      block_bytes += b.n;
+      blocks.push_back(std::move(b));
+    }
+  } catch (const gpbzip2::Error& e) {
+    std::fprintf(stderr, "encode_times: %s\n", e.what());
+    return 2;
+  }
+
+  double prepare = 0, encode = 0;
+  uint64_t bits = 0;
+  gpbzip2::ByteBuffer rle;
+  gpbzip2::EncoderWorkspace ws;
+  volatile uint32_t sink = 0;  // keeps the prepare loop's results alive
+  std::vector<std::vector<uint8_t>> coded(blocks.size());
+  for (int r = 0; r < runs; r++) {
+    double t0 = cpu_seconds();
+    for (const Block& b : blocks)
+      sink = sink + gpbzip2::block_crc(b.raw) + uint32_t(gpbzip2::block_text(b.raw, rle).size());
+    const double p = cpu_seconds() - t0;
+    bits = 0;
+    t0 = cpu_seconds();
+    for (size_t i = 0; i < blocks.size(); i++) {
+      const Block& b = blocks[i];
+      gpbzip2::BitWriter out;
+      gpbzip2::encode_block(b.sorted.last.data(), int32_t(b.n), b.sorted.orig_ptr, b.crc, false,
+                            ws, out);
+      bits += out.bit_count();
+      coded[i] = std::move(out.finish());
+    }
+    const double e = cpu_seconds() - t0;
+    prepare = r == 0 ? p : std::min(prepare, p);
+    encode = r == 0 ? e : std::min(encode, e);
+  }
+  uint32_t check = 0;
+  for (const std::vector<uint8_t>& c : coded) check = gpbzip2::crc32_update(check, c.data(), c.size());
+  std::printf("# %zu blocks at -%d, %llu input bytes, %llu block bytes, best of %d\n",
+              blocks.size(), level, static_cast<unsigned long long>(input_bytes),
+              static_cast<unsigned long long>(block_bytes), runs);
+  std::printf("prepare %.1f MB/s (%.3f s)\n", double(input_bytes) / 1e6 / prepare, prepare);
+  std::printf("encode %.1f MB/s (%.3f s)\n", double(block_bytes) / 1e6 / encode, encode);
+  std::printf("coded %llu bits, checksum %08x\n", static_cast<unsigned long long>(bits), check);
+  return 0;
+}
