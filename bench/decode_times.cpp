@@ -8,7 +8,6 @@
 // stage by stage, so that a noisy machine slows all stages alike. Also prints a hash of
 // the BWT vectors, for checking that two builds decode alike, and fails if a block's CRC
 // does not match.
-#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -21,18 +20,11 @@
 #include "common/bit_reader.h"
 #include "common/format.h"
 #include "decompress/block_decoder.h"
+#include "thread_time.h"
 
 using namespace gpbzip2;
 
 namespace {
-
-// The thread's CPU time, not wall time: on a shared machine the thread may wait for a
-// core, and that would count against whichever stage it happened in.
-double cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
 
 int usage(const char* argv0) {
   std::fprintf(stderr, "usage: %s [-r RUNS] FILE.bz2\n", argv0);
@@ -103,17 +95,17 @@ int main(int argc, char** argv) {
     // Symbols into words, then the inverse BWT and the runs of each block.
     double s_words = 0, s_inv = 0, s_exp = 0;
     for (uint64_t bit : blocks) {
-      double t0 = cpu_seconds();
+      double t0 = thread_cpu_seconds();
       dec.decode_symbols(data.data(), size, bit);
-      s_words += cpu_seconds() - t0;
-      t0 = cpu_seconds();
+      s_words += thread_cpu_seconds() - t0;
+      t0 = thread_cpu_seconds();
       dec.invert(work);
-      s_inv += cpu_seconds() - t0;
-      t0 = cpu_seconds();
+      s_inv += thread_cpu_seconds() - t0;
+      t0 = thread_cpu_seconds();
       RunExpander expander(dec.text().data(), dec.text().size());
       while (expander.read(out.data(), out.size())) {
       }
-      s_exp += cpu_seconds() - t0;
+      s_exp += thread_cpu_seconds() - t0;
       if (expander.crc() != dec.stored_crc()) {
         std::fprintf(stderr, "%s: block at bit %llu: CRC mismatch\n", path,
                      (unsigned long long)bit);
@@ -124,9 +116,9 @@ int main(int argc, char** argv) {
     double s_bytes = 0;
     uint64_t h = 1469598103934665603ull;
     for (uint64_t bit : blocks) {
-      double t0 = cpu_seconds();
+      double t0 = thread_cpu_seconds();
       dec.decode_symbols(data.data(), size, bit, bwt.data());
-      s_bytes += cpu_seconds() - t0;
+      s_bytes += thread_cpu_seconds() - t0;
       for (uint32_t i = 0; i < dec.block_bytes(); i++) h = (h ^ bwt[i]) * 1099511628211ull;
       h = (h ^ dec.orig_ptr()) * 1099511628211ull;
     }

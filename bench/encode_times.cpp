@@ -8,7 +8,6 @@
 // Prints MB/s of input bytes (prepare) and of block bytes after the run-length coding
 // (encode), and the coded size with a checksum of the coded bits, so that two builds can
 // be checked to write the same bytes.
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +23,7 @@
 #include "compress/block_encoder.h"
 #include "compress/block_reader.h"
 #include "compress/bwt.h"
+#include "thread_time.h"
 
 namespace {
 
@@ -34,12 +34,6 @@ struct Block {
   size_t n = 0;
   uint32_t crc = 0;
 };
-
-double cpu_seconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
 
 int usage(const char* argv0) {
   std::fprintf(stderr, "usage: %s [-1..-9] [-r RUNS] < input\n", argv0);
@@ -87,12 +81,12 @@ int main(int argc, char** argv) {
   volatile uint32_t sink = 0;  // keeps the prepare loop's results alive
   std::vector<std::vector<uint8_t>> coded(blocks.size());
   for (int r = 0; r < runs; r++) {
-    double t0 = cpu_seconds();
+    double t0 = thread_cpu_seconds();
     for (const Block& b : blocks)
       sink = sink + gpbzip2::block_crc(b.raw) + uint32_t(gpbzip2::block_text(b.raw, rle).size());
-    const double p = cpu_seconds() - t0;
+    const double p = thread_cpu_seconds() - t0;
     bits = 0;
-    t0 = cpu_seconds();
+    t0 = thread_cpu_seconds();
     for (size_t i = 0; i < blocks.size(); i++) {
       const Block& b = blocks[i];
       gpbzip2::BitWriter out;
@@ -101,7 +95,7 @@ int main(int argc, char** argv) {
       bits += out.bit_count();
       coded[i] = std::move(out.finish());
     }
-    const double e = cpu_seconds() - t0;
+    const double e = thread_cpu_seconds() - t0;
     prepare = r == 0 ? p : std::min(prepare, p);
     encode = r == 0 ? e : std::min(encode, e);
   }
