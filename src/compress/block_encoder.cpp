@@ -150,21 +150,27 @@ class MtfList {
 };
 #endif
 
+// Bit i: p[i] differs from q[i], over 64 bytes.
+inline uint64_t differ64(const uint8_t* p, const uint8_t* q) {
+#ifdef __SSE2__
+  uint64_t same = 0;
+  for (int k = 0; k < 4; k++) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16 * k));
+    same |= uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(a, b)))) << (16 * k);
+  }
+  return ~same;
+#else
+  uint64_t bits = 0;
+  for (int i = 0; i < 64; i++) bits |= uint64_t(p[i] != q[i]) << i;
+  return bits;
+#endif
+}
+
 // Bit i: last[base + i] differs from the byte before it (for position 0: from `first`,
 // the list's front), so a symbol other than 0 is coded there. Bits at or past n are clear.
 inline uint64_t run_heads(const uint8_t* last, int32_t n, int32_t base, uint8_t first) {
-#ifdef __SSE2__
-  if (base > 0 && n - base >= 64) {
-    uint64_t same = 0;
-    for (int k = 0; k < 4; k++) {
-      const uint8_t* p = last + base + 16 * k;
-      const __m128i now = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m128i before = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p - 1));
-      same |= uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(now, before)))) << (16 * k);
-    }
-    return ~same;
-  }
-#endif
+  if (base > 0 && n - base >= 64) return differ64(last + base, last + base - 1);
   uint64_t heads = 0;
   const int32_t end = std::min(n - base, 64);
   for (int32_t i = 0; i < end; i++) {
@@ -270,17 +276,8 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t
 // Bit i: positions[base + i] is not 0, so a symbol other than a run digit goes there.
 // Bits at or past n are clear.
 inline uint64_t nonzero_bits(const uint8_t* positions, int32_t n, int32_t base) {
-#ifdef __SSE2__
-  if (n - base >= 64) {
-    uint64_t zero = 0;
-    for (int k = 0; k < 4; k++) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(positions + base + 16 * k));
-      zero |= uint64_t(unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_setzero_si128()))))
-              << (16 * k);
-    }
-    return ~zero;
-  }
-#endif
+  static constexpr uint8_t kZeros[64] = {};
+  if (n - base >= 64) return differ64(positions + base, kZeros);
   uint64_t bits = 0;
   const int32_t end = std::min(n - base, 64);
   for (int32_t i = 0; i < end; i++) bits |= uint64_t(positions[base + i] != 0) << i;

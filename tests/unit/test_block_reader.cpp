@@ -58,25 +58,6 @@ std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int
   return blocks;
 }
 
-// Hands out input in small uneven pieces (1 to `most` bytes) so that runs straddle
-// every read boundary.
-class TrickleSource final : public gpbzip2::Source {
- public:
-  TrickleSource(const std::vector<uint8_t>& d, size_t most) : d_(d), most_(most) {}
-  size_t read(uint8_t* buf, size_t n) override {
-    size_t k = std::min({n, d_.size() - pos_, size_t(1 + rng_() % most_)});
-    std::copy_n(d_.data() + pos_, k, buf);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  const std::vector<uint8_t>& d_;
-  size_t most_;
-  size_t pos_ = 0;
-  std::mt19937 rng_{5};
-};
-
 // Every block the reader cuts from `src` equals the model's.
 void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& src) {
   const auto want = reference_blocks(in, level);
@@ -144,7 +125,7 @@ TEST_CASE("block reader cuts and run-length encodes as bzip2 does", "[reader]") 
       gpbzip2::corpus::generate("random", size_t(block_limit(1)), 4),
   };
   for (const auto& in : inputs) {
-    TrickleSource src(in, 700);
+    testing::PieceSource src(in, 700);
     check_reader(in, 1, src);
   }
 }
@@ -193,7 +174,7 @@ TEST_CASE("block reader cuts dense runs as bzip2 does, read from a pipe in tiny 
     check_reader(in, level, src);
     writer.join();
     close(fds[0]);
-    TrickleSource trickle(in, 13);
+    testing::PieceSource trickle(in, 13);
     check_reader(in, level, trickle);
   }
 }

@@ -38,25 +38,6 @@ std::vector<uint8_t> cat(std::initializer_list<std::vector<uint8_t>> parts) {
   return r;
 }
 
-// Gives the input in reads of 1..4099 bytes, as a pipe might.
-class TrickleSource final : public gpbzip2::Source {
- public:
-  explicit TrickleSource(const std::vector<uint8_t>& d) : d_(d) {}
-  size_t read(uint8_t* buf, size_t n) override {
-    step_ = (step_ * 7 + 13) % 4099;
-    const size_t k = std::min({n, d_.size() - pos_, step_ + 1});
-    std::copy_n(d_.begin() + ptrdiff_t(pos_), k, buf);
-    pos_ += k;
-    return k;
-  }
-  size_t position() const { return pos_; }
-
- private:
-  const std::vector<uint8_t>& d_;
-  size_t pos_ = 0;
-  size_t step_ = 0;
-};
-
 }  // namespace
 
 TEST_CASE("decodes libbzip2 output of every kind at every level", "[decoder]") {
@@ -194,10 +175,10 @@ TEST_CASE("small reads and early output: the input is streamed", "[decoder]") {
   const auto in = generate("binary", 1500000, 4);
   const auto bz = testing::bzip2_reference(in, 1);
   for (int threads : {1, 2}) {
-    TrickleSource src(bz);
+    testing::PieceSource src(bz, 4099);
     // Records how much input had been read when the first output arrived.
     struct FirstWrite final : gpbzip2::Sink {
-      const TrickleSource* src;
+      const testing::PieceSource* src;
       size_t read_then = 0;
       std::vector<uint8_t> data;
       void write(const uint8_t* p, size_t n) override {

@@ -1,13 +1,17 @@
-// Shared helpers for the unit tests: libbzip2 as the oracle, and corpus access.
+// Shared helpers for the unit tests: libbzip2 as the oracle, corpus access, a source of
+// uneven reads, a plain move-to-front.
 #pragma once
 #include <bzlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <limits>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -89,6 +93,29 @@ inline DecodeResult gp_decompress(const std::vector<uint8_t>& bz, int threads, b
   r.out = std::move(sink.data);
   return r;
 }
+
+// Hands out `data` in reads of 1 to `most` bytes (seeded, so runs repeat), as pipes and
+// short reads do; reading at or past `fail_at` throws an I/O error.
+class PieceSource final : public gpbzip2::Source {
+ public:
+  PieceSource(const std::vector<uint8_t>& data, size_t most,
+              size_t fail_at = std::numeric_limits<size_t>::max())
+      : data_(data), most_(most), fail_at_(fail_at) {}
+  size_t read(uint8_t* buf, size_t n) override {
+    if (pos_ >= fail_at_) throw gpbzip2::Error(gpbzip2::ErrorKind::Io, "injected read error");
+    const size_t k = std::min({n, data_.size() - pos_, fail_at_ - pos_, size_t(1 + rng_() % most_)});
+    std::copy_n(data_.data() + pos_, k, buf);
+    pos_ += k;
+    return k;
+  }
+  size_t position() const { return pos_; }
+
+ private:
+  const std::vector<uint8_t>& data_;
+  size_t most_, fail_at_;
+  size_t pos_ = 0;
+  std::mt19937 rng_{5};
+};
 
 // bzip2's move-to-front step done the plain way (a list of the bytes in use, ascending
 // at first): each byte's position, what the GPU computes for the encoder.

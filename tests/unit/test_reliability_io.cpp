@@ -13,23 +13,6 @@ namespace {
 using gpbzip2::Error;
 using gpbzip2::ErrorKind;
 
-class FailingSource final : public gpbzip2::Source {
- public:
-  FailingSource(const std::vector<uint8_t>& data, size_t fail_at) : data_(data), fail_at_(fail_at) {}
-  size_t read(uint8_t* buf, size_t n) override {
-    if (pos_ >= fail_at_) throw Error(ErrorKind::Io, "injected read error");
-    size_t k = std::min({n, fail_at_ - pos_, data_.size() - pos_, size_t(70001)});
-    std::memcpy(buf, data_.data() + pos_, k);
-    pos_ += k;
-    return k;
-  }
-
- private:
-  const std::vector<uint8_t>& data_;
-  size_t fail_at_;
-  size_t pos_ = 0;
-};
-
 class FailingSink final : public gpbzip2::Sink {
  public:
   explicit FailingSink(int fail_on_call) : fail_on_call_(fail_on_call) {}
@@ -75,7 +58,7 @@ TEST_CASE("compression: read error at any point stops every thread", "[reliabili
   for (int threads : {1, 2, 4}) {
     for (size_t at : {size_t(0), size_t(1), size_t(99980), size_t(1) << 20, sample().size() - 1}) {
       INFO("threads " << threads << " at " << at);
-      FailingSource src(sample(), at);
+      testing::PieceSource src(sample(), 70001, at);
       gpbzip2::VectorSink sink;
       require_io_error([&] { gpbzip2::compress_stream(src, sink, options(1, threads)); },
                        "injected read error");
@@ -105,7 +88,7 @@ TEST_CASE("decompression: read error at any point", "[reliability][io]") {
   for (int threads : {1, 2, 4}) {
     for (size_t at : {size_t(0), size_t(3), size_t(4), bz.size() / 3, bz.size() - 1}) {
       INFO("threads " << threads << " at " << at);
-      FailingSource src(bz, at);
+      testing::PieceSource src(bz, 70001, at);
       gpbzip2::VectorSink sink;
       gpbzip2::DecompressOptions o;
       o.threads = threads;

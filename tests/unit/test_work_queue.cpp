@@ -10,6 +10,7 @@
 #include <atomic>
 #include <thread>
 
+#include "common/gpu.h"
 #include "compress/block_reader.h"
 #include "compress/cpu_station.h"
 #include "compress/stream_writer.h"
@@ -185,4 +186,30 @@ TEST_CASE("Blocks prepared for a GPU lane come out as bzip2's", "[queue]") {
   REQUIRE(sorted > 0);
   REQUIRE(unprepared == 0);
   REQUIRE(sink.data == testing::bzip2_reference(in, level));
+}
+
+TEST_CASE("GpuGate: --gpu=on waits for one open lane, and fails only once all failed", "[queue]") {
+  const std::string why = "out of memory";
+  gpbzip2::GpuGate opens(3);
+  std::thread lanes([&] {
+    opens.report(&why);
+    opens.report(nullptr);
+    opens.report(&why);
+  });
+  opens.wait_usable();  // returns: one lane opened
+  lanes.join();
+
+  gpbzip2::GpuGate fails(2);
+  std::thread failing([&] {
+    fails.report(&why);
+    fails.report(&why);
+  });
+  try {
+    fails.wait_usable();
+    FAIL("no error with every lane failed");
+  } catch (const gpbzip2::Error& e) {
+    REQUIRE(e.kind() == gpbzip2::ErrorKind::Io);
+    REQUIRE(std::string(e.what()) == "no usable GPU: out of memory");
+  }
+  failing.join();
 }
