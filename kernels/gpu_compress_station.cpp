@@ -16,10 +16,11 @@ namespace gpbzip2 {
 namespace {
 
 // Lanes overlap one batch's host work (copies in and out, the per-round count reads) and
-// its late rounds, too small to fill the GPU, with the others' kernels; twelve 6 MiB lanes
-// measured fastest on an H100 (kernels/NOTES.md). Small batches also leave little at the
-// end.
-constexpr int kLanesPerGpu = 12;
+// its late rounds, too small to fill the GPU, with the others' kernels. Twelve 6 MiB lanes
+// sort fastest alone, but in the whole program, where the CPU side is the limit, four are
+// as fast, open 60 ms sooner and hold 200 MB less (kernels/NOTES.md). Small batches also
+// leave little at the end.
+constexpr int kLanesPerGpu = 4;
 constexpr size_t kMaxBatchBytes = size_t(6) << 20;
 // The first sort's keys give the block id 8 bits.
 constexpr uint32_t kMaxBatchBlocks = 256;

@@ -129,7 +129,7 @@ void WorkQueue::prepared(Job job) {
 
 void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
-  max_uncoded_ += 2 * blocks;
+  max_uncoded_ += blocks;
   gpu_opening_blocks_ += blocks;
   reader_cv_.notify_one();
   cpu_cv_.notify_all();
