@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstring>
 #include <vector>
 
 #include "bwt_periodic.h"
@@ -31,12 +32,13 @@ int32_t common_prefix16(const uint16_t* a, const uint16_t* b, int32_t limit) {
 
 class MainSort {
  public:
-  MainSort(const uint8_t* t, int32_t n, int32_t* ptr)
-      : n_(n), budget_(int64_t(n) * kBudgetPerByte), block_(size_t(2 * n + 64)),
+  MainSort(const uint8_t* t, int32_t n, int32_t p, int32_t* ptr)
+      : n_(n), p_(p), budget_(int64_t(n) * kBudgetPerByte), block_(size_t(2 * n + 64)),
         quadrant_(block_.size(), 0), ptr_(ptr) {
     // Cyclic reads run up to 2n + 42 positions (an offset under n + 15, 12 bytes, then
     // n + 16 more), so the block and its quadrants are kept repeated that far.
-    for (size_t i = 0; i < block_.size(); i++) block_[i] = t[i % size_t(n)];
+    for (size_t at = 0; at < block_.size(); at += size_t(n))
+      std::memcpy(block_.data() + at, t, std::min(size_t(n), block_.size() - at));
   }
 
   bool run();
@@ -50,8 +52,9 @@ class MainSort {
     for (size_t j = size_t(i); j < quadrant_.size(); j += size_t(n_)) quadrant_[j] = v;
   }
 
-  const int32_t n_;
+  const int32_t n_, p_;
   int64_t budget_;
+  bool quadrants_set_ = false;
   std::vector<uint8_t> block_;
   std::vector<uint16_t> quadrant_;
   int32_t* const ptr_;  // n entries
@@ -68,9 +71,16 @@ bool MainSort::greater(int32_t i1, int32_t i2) {
   i2 += 12;
   const uint16_t* q = quadrant_.data();
   const int32_t steps = (n_ + 8) / 8 + 1, span = 8 * steps;
+  // Rotations a period apart are equal: only quadrants can tell them apart, and before the
+  // first big bucket is finished nothing can.
+  const bool equal = (i1 - i2) % p_ == 0;
+  if (equal && !quadrants_set_) {
+    budget_ -= steps;
+    return false;
+  }
   for (int32_t at = 0; at < span; at += 64) {
     const int32_t len = std::min(64, span - at);
-    const int32_t mb = common_prefix(b + i1 + at, b + i2 + at, len);
+    const int32_t mb = equal ? len : common_prefix(b + i1 + at, b + i2 + at, len);
     const int32_t mq = common_prefix16(q + i1 + at, q + i2 + at, std::min(len, mb + 1));
     if (mb == len && mq >= len) continue;
     const int32_t x = at + std::min(mb, mq);
@@ -228,6 +238,7 @@ bool MainSort::run() {
       while ((bb_size >> shifts) > 65534) shifts++;
       for (int32_t j = bb_size - 1; j >= 0; j--)
         set_quadrant(ptr_[bb_start + j], uint16_t(j >> shifts));
+      quadrants_set_ |= bb_size > 0;
     }
   }
   return budget_ >= 0;
@@ -258,7 +269,7 @@ bool budget_surely_exhausted(const uint8_t* t, int32_t n, int32_t p) {
 }  // namespace
 
 bool bzip2_main_sort(const uint8_t* t, int32_t n, int32_t p, int32_t* order) {
-  return n >= kMainSortMin && !budget_surely_exhausted(t, n, p) && MainSort(t, n, order).run();
+  return n >= kMainSortMin && !budget_surely_exhausted(t, n, p) && MainSort(t, n, p, order).run();
 }
 
 }  // namespace gpbzip2
