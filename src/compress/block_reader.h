@@ -1,10 +1,20 @@
 // Cuts the input into blocks exactly where bzip2 does. The reader only finds the cuts
 // (counting the size of bzip2's first run-length encoding, which restarts at every
-// block); the stations encode their own blocks in parallel (block_text).
+// block); the stations encode their own blocks in parallel (block_text). Finding the cuts
+// means looking at every byte for runs of four equal ones, more than one thread keeps up
+// with beside a GPU: the input is read in regions that scout threads search for runs
+// while the reader walks the runs found. A run's pieces of up to 255 bytes do not depend
+// on where blocks start, so the search needs no cut.
 #pragma once
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
+#include <exception>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -48,7 +58,14 @@ struct RawBlock {
 
 class BlockReader {
  public:
-  BlockReader(Source& src, int level);
+  // Regions of region_bytes, searched by `scouts` threads, or by the caller of next()
+  // where 0 (reads of a pipe may wait for ever, and a thread waiting there could not be
+  // stopped).
+  static constexpr size_t kRegionBytes = size_t(1) << 20;
+  BlockReader(Source& src, int level, int scouts = 0, size_t region_bytes = kRegionBytes);
+  ~BlockReader();
+  BlockReader(const BlockReader&) = delete;
+  BlockReader& operator=(const BlockReader&) = delete;
   // Reads the next block into out.buffer (reusing its memory); returns false when the
   // input is exhausted.
   bool next(RawBlock& out);
@@ -57,13 +74,59 @@ class BlockReader {
   uint64_t rle_bytes_read() const { return rle_consumed_; }
   // True once the input is known to be exhausted: no block follows. (False does not
   // promise one: the input may end just where a block filled.)
-  bool at_end() const { return eof_ && carry_.empty(); }
+  bool at_end() const { return input_end_ && consumed_ == frontier_; }
 
  private:
+  struct Run {
+    uint64_t begin, end;  // four or more equal bytes, [begin, end) of the input
+  };
+  // A region of the input and the runs in it: those wholly inside, and the equal bytes
+  // it starts and ends with, which may join runs of the regions beside it.
+  struct Region {
+    uint64_t begin = 0;
+    size_t size = 0;
+    std::unique_ptr<uint8_t[]> data;  // null once all its bytes are known equal
+    size_t lead = 0, tail = 0;
+    uint8_t first = 0, last = 0;
+    std::vector<Run> runs;
+    bool last_region = false;
+    std::exception_ptr error;
+    uint64_t end() const { return begin + size; }
+  };
+
+  void scout();
+  std::unique_ptr<Region> load();
+  void scan(Region& r) const;
+  std::unique_ptr<Region> take(uint64_t index);
+  void release(Region& r);
+  void merge_next();
+  void close_run(uint64_t begin, uint64_t end);
+  uint8_t byte(uint64_t at) const;
+  void copy_upto(uint64_t at, RawBlock& out);
+
   Source& src_;
-  int32_t limit_;
-  std::vector<uint8_t> carry_;  // read past the last cut: the next block's first bytes
-  bool eof_ = false;
+  const int32_t limit_;
+  const size_t region_bytes_;
+  const size_t max_loaded_;  // regions holding data, read and not yet released
+
+  // Shared with the scouts.
+  std::mutex mu_, read_mu_;  // read_mu_: reads in order, one at a time
+  std::condition_variable room_cv_, ready_cv_;
+  std::map<uint64_t, std::unique_ptr<Region>> ready_;
+  std::vector<std::unique_ptr<uint8_t[]>> spare_;
+  size_t loaded_ = 0;
+  uint64_t next_load_ = 0, read_pos_ = 0;
+  bool read_done_ = false, stop_ = false;
+  std::vector<std::thread> scouts_;
+
+  // The reader's own: regions merged into the run list, oldest first.
+  std::deque<std::unique_ptr<Region>> held_;
+  std::deque<Run> runs_;        // closed runs past the current block's start
+  bool open_ = false;           // a run of open_byte_ from open_begin_ reaches frontier_
+  uint8_t open_byte_ = 0;
+  uint64_t open_begin_ = 0;
+  uint64_t next_take_ = 0, frontier_ = 0, copied_ = 0;
+  bool input_end_ = false;      // frontier_ is the end of the input
   uint64_t next_index_ = 0;
   uint64_t consumed_ = 0, rle_consumed_ = 0;
 };

@@ -59,9 +59,10 @@ std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int
 }
 
 // Every block the reader cuts from `src` equals the model's.
-void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& src) {
+void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& src, int scouts = 0,
+                  size_t region_bytes = gpbzip2::BlockReader::kRegionBytes) {
   const auto want = reference_blocks(in, level);
-  gpbzip2::BlockReader reader(src, level);
+  gpbzip2::BlockReader reader(src, level, scouts, region_bytes);
   gpbzip2::RawBlock b;
   gpbzip2::ByteBuffer rle;
   size_t count = 0;
@@ -177,6 +178,28 @@ TEST_CASE("block reader cuts dense runs as bzip2 does, read from a pipe in tiny 
     testing::PieceSource trickle(in, 13);
     check_reader(in, level, trickle);
   }
+}
+
+// The runs are searched region by region, by scouts or by the reader: runs that cross
+// regions, regions of one byte, and regions down to one byte long cut alike.
+TEST_CASE("block reader cuts alike whatever its regions and scouts", "[reader]") {
+  std::vector<std::vector<uint8_t>> inputs = {
+      dense_runs(3 * size_t(block_limit(1)) + 777, 7),
+      gpbzip2::corpus::generate("runs", 450000, 5),
+      std::vector<uint8_t>(4 * size_t(block_limit(1)) + 5, 'q'),
+      gpbzip2::corpus::generate("text", 250000, 6),
+  };
+  // A long run whose pieces and block cuts land on every region boundary.
+  inputs.push_back(literal(size_t(block_limit(1)) - 3));
+  inputs.back().insert(inputs.back().end(), 100000, uint8_t('z'));
+  for (const auto& in : inputs)
+    for (size_t region : {size_t(1), size_t(3), size_t(4), size_t(5), size_t(255), size_t(4096),
+                          size_t(65536)})
+      for (int scouts : {0, 2}) {
+        INFO("regions of " << region << " bytes, " << scouts << " scouts");
+        testing::PieceSource src(in, 700);
+        check_reader(in, 1, src, scouts, region);
+      }
 }
 
 // The cuts decide the compressed bytes: whole streams at every level, against libbzip2.
