@@ -442,8 +442,9 @@ namespace {
 inline uint32_t fours_at(const uint8_t* p) {
   auto load = [&](int k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k)); };
   const __m128i a = load(0);
-  const __m128i eq = _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(a, load(1)), _mm_cmpeq_epi8(a, load(2))),
-                                   _mm_cmpeq_epi8(a, load(3)));
+  const __m128i eq = _mm_and_si128(
+      _mm_and_si128(_mm_cmpeq_epi8(a, load(1)), _mm_cmpeq_epi8(a, load(2))),
+      _mm_cmpeq_epi8(a, load(3)));
   return uint32_t(_mm_movemask_epi8(eq));
 }
 
