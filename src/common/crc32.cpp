@@ -1,5 +1,9 @@
 #include "crc32.h"
 
+#ifdef __x86_64__
+#include <immintrin.h>
+#endif
+
 namespace gpbzip2 {
 
 static Crc32Tables make_tables() {
@@ -18,7 +22,7 @@ static Crc32Tables make_tables() {
 
 const Crc32Tables kCrc32 = make_tables();
 
-uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n) {
+uint32_t crc32_update_tables(uint32_t crc, const uint8_t* p, size_t n) {
   const auto& t = kCrc32.t;
   while (n >= 16) {
     uint32_t hi = crc ^ (uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]);
@@ -31,6 +35,79 @@ uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n) {
   }
   while (n--) crc = crc32_byte(crc, *p++);
   return crc;
+}
+
+#ifdef __x86_64__
+namespace {
+
+// The CRC after n bytes is (crc * x^(8n) + M * x^32) mod P, M the bytes as a polynomial
+// whose first bit is the highest power. Folding keeps four 128-bit remainders, each
+// congruent mod P to the bytes its lane took so far (16-byte chunks read as big-endian
+// numbers, so that bit i is the coefficient of x^i). Moving a remainder R = H * x^64 + L
+// D bits up is a multiplication by x^D mod P, done as H * (x^(D+64) mod P) +
+// L * (x^D mod P): two carry-less products of under 96 bits.
+
+uint32_t x_pow_mod_p(unsigned k) {  // x^k mod P, k >= 32
+  uint32_t r = 0x04C11DB7u;         // x^32 mod P
+  for (unsigned i = 32; i < k; i++) r = (r & 0x80000000u) ? (r << 1) ^ 0x04C11DB7u : r << 1;
+  return r;
+}
+
+struct FoldConstants {
+  uint64_t by512[2] = {x_pow_mod_p(512), x_pow_mod_p(576)};  // four chunks on
+  uint64_t by128[2] = {x_pow_mod_p(128), x_pow_mod_p(192)};  // one chunk on
+};
+const FoldConstants kFold;
+
+const bool kHavePclmul = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+}();
+
+#define GPBZIP2_PCLMUL __attribute__((target("pclmul,sse4.1")))
+
+GPBZIP2_PCLMUL inline __m128i load_be(const uint8_t* p) {
+  const __m128i reverse = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  return _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), reverse);
+}
+
+GPBZIP2_PCLMUL inline __m128i fold(__m128i r, __m128i k) {
+  return _mm_xor_si128(_mm_clmulepi64_si128(r, k, 0x00), _mm_clmulepi64_si128(r, k, 0x11));
+}
+
+// n >= 64.
+GPBZIP2_PCLMUL uint32_t crc32_update_pclmul(uint32_t crc, const uint8_t* p, size_t n) {
+  const __m128i k512 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFold.by512));
+  const __m128i k128 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kFold.by128));
+  // The running CRC is added to the first 32 bits of the bytes.
+  __m128i r0 = _mm_xor_si128(load_be(p), _mm_set_epi32(int(crc), 0, 0, 0));
+  __m128i r1 = load_be(p + 16), r2 = load_be(p + 32), r3 = load_be(p + 48);
+  p += 64;
+  n -= 64;
+  for (; n >= 64; p += 64, n -= 64) {
+    r0 = _mm_xor_si128(fold(r0, k512), load_be(p));
+    r1 = _mm_xor_si128(fold(r1, k512), load_be(p + 16));
+    r2 = _mm_xor_si128(fold(r2, k512), load_be(p + 32));
+    r3 = _mm_xor_si128(fold(r3, k512), load_be(p + 48));
+  }
+  __m128i r = _mm_xor_si128(fold(r0, k128), r1);
+  r = _mm_xor_si128(fold(r, k128), r2);
+  r = _mm_xor_si128(fold(r, k128), r3);
+  for (; n >= 16; p += 16, n -= 16) r = _mm_xor_si128(fold(r, k128), load_be(p));
+  // R is congruent to the bytes so far: their CRC from 0 is R's, as 16 big-endian bytes.
+  alignas(16) uint8_t rest[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(rest), load_be(reinterpret_cast<uint8_t*>(&r)));
+  return crc32_update_tables(crc32_update_tables(0, rest, 16), p, n);
+}
+
+}  // namespace
+#endif
+
+uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n) {
+#ifdef __x86_64__
+  if (n >= 64 && kHavePclmul) return crc32_update_pclmul(crc, p, n);
+#endif
+  return crc32_update_tables(crc, p, n);
 }
 
 }  // namespace gpbzip2

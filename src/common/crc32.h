@@ -11,8 +11,11 @@ struct Crc32Tables {
 };
 extern const Crc32Tables kCrc32;
 
-// Running CRC state: start at ~0, feed bytes, finish with ~.
+// Running CRC state: start at ~0, feed bytes, finish with ~. Long buffers go by
+// carry-less multiplication where the CPU has it.
 uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n);
+// The same by table lookups alone (slicing by 16), for any CPU.
+uint32_t crc32_update_tables(uint32_t crc, const uint8_t* p, size_t n);
 
 inline uint32_t crc32_byte(uint32_t crc, uint8_t b) {
   return (crc << 8) ^ kCrc32.t[0][(crc >> 24) ^ b];

@@ -435,6 +435,22 @@ uint32_t BlockDecoder::walk_chains(std::span<uint8_t* const> work) {
   return k;
 }
 
+#ifdef __SSE2__
+namespace {
+
+// Bit j set where p[j, j + 4) are four equal bytes, for j in [0, 16). Reads p[0, 19).
+inline uint32_t fours_at(const uint8_t* p) {
+  auto load = [&](int k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k)); };
+  const __m128i a = load(0);
+  const __m128i eq = _mm_and_si128(
+      _mm_and_si128(_mm_cmpeq_epi8(a, load(1)), _mm_cmpeq_epi8(a, load(2))),
+      _mm_cmpeq_epi8(a, load(3)));
+  return uint32_t(_mm_movemask_epi8(eq));
+}
+
+}  // namespace
+#endif
+
 // After four equal bytes the next byte of the text is a count of further copies.
 size_t RunExpander::read(uint8_t* buf, size_t cap) {
   size_t n = std::min<size_t>(repeat_, cap);
@@ -444,6 +460,44 @@ size_t RunExpander::read(uint8_t* buf, size_t cap) {
   uint32_t run = run_;
   uint8_t last = last_;
   while (p < end_ && n < cap) {
+#ifdef __SSE2__
+    // Most of the text is literal bytes: they go 16 at a time, up to the next four equal
+    // ones, as long as the run before p cannot be completed by the bytes at p (then no
+    // four equal bytes start before p).
+    auto completes_run = [&] {
+      if (run == 4) return true;
+      if (run == 0) return false;
+      for (uint32_t k = 0; k < 4 - run; k++)
+        if (p[k] != last) return false;
+      return true;
+    };
+    if (end_ - p >= 20 && cap - n >= 20 && !completes_run()) {
+      do {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + n),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        const uint32_t fours = fours_at(p);
+        if (!fours) {
+          p += 16;
+          n += 16;
+          continue;
+        }
+        const int j = std::countr_zero(fours);
+        last = p[j];
+        std::memset(buf + n + j, last, 4);  // may lie past the 16 bytes stored
+        n += size_t(j) + 4;
+        const uint8_t count = p[j + 4];
+        const size_t k = std::min<size_t>(count, cap - n);
+        std::memset(buf + n, last, k);
+        n += k;
+        repeat_ = uint32_t(count - k);
+        p += j + 5;
+      } while (end_ - p >= 20 && cap - n >= 20);
+      // Four equal bytes that start before p were all seen (the last 16-byte step looked
+      // at those starting up to p - 1): from p on, the text reads as after a count.
+      run = 0;
+      continue;
+    }
+#endif
     const uint8_t b = *p++;
     if (run == 4) {
       const size_t k = std::min<size_t>(b, cap - n);

@@ -20,12 +20,29 @@ TEST_CASE("CRC is CRC-32/BZIP2", "[crc]") {
   const char* check = "123456789";
   uint32_t crc = ~gpbzip2::crc32_update(0xffffffffu, reinterpret_cast<const uint8_t*>(check), 9);
   REQUIRE(crc == 0xFC891918u);
-  // Slicing by 8 and byte at a time agree at every length and alignment.
+  // Slicing by 16 and byte at a time agree at every length and alignment.
   auto data = gpbzip2::corpus::generate("random", 100, 1);
   for (size_t len = 0; len <= 40; len++) {
     uint32_t a = gpbzip2::crc32_update(0xffffffffu, data.data() + 3, len), b = 0xffffffffu;
     for (size_t i = 0; i < len; i++) b = gpbzip2::crc32_byte(b, data[3 + i]);
     REQUIRE(a == b);
+  }
+}
+
+TEST_CASE("CRC by carry-less multiplication equals the tables' CRC", "[crc]") {
+  // Every length up to a few kB (all chunk and tail counts), at all 16 alignments, from
+  // random running CRCs; then whole blocks.
+  std::mt19937 rng(7);
+  auto data = gpbzip2::corpus::generate("random", 1000000, 2);
+  for (size_t len = 0; len <= 5000; len++) {
+    const size_t at = rng() % 16;
+    const uint32_t crc = uint32_t(rng());
+    REQUIRE(gpbzip2::crc32_update(crc, data.data() + at, len) ==
+            gpbzip2::crc32_update_tables(crc, data.data() + at, len));
+  }
+  for (size_t len : {size_t(900000), size_t(999983)}) {
+    REQUIRE(gpbzip2::crc32_update(~0u, data.data() + 1, len) ==
+            gpbzip2::crc32_update_tables(~0u, data.data() + 1, len));
   }
 }
 
