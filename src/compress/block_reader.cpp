@@ -49,15 +49,20 @@ void ByteBuffer::reserve(size_t n, size_t keep) {
   cap_ = n;
 }
 
-BlockReader::BlockReader(Source& src, int level, int scouts, size_t region_bytes)
-    : src_(src),
-      limit_(format::block_limit(level)),
-      region_bytes_(std::max<size_t>(region_bytes, 1)),
-      // The reader holds the regions from the block's current position to a block's
-      // worth past it; the scouts may read one more each.
-      max_loaded_((size_t(format::block_limit(level)) + 4) / region_bytes_ + 3 +
-                  size_t(std::max(scouts, 0))) {
-  for (int i = 0; i < scouts; i++) scouts_.emplace_back([this] { scout(); });
+BlockReader::BlockReader(Source& src, int level, size_t region_bytes)
+    : src_(src), limit_(format::block_limit(level)), region_bytes_(std::max<size_t>(region_bytes, 1)) {}
+
+void BlockReader::start_scouts(int count) {
+  if (count <= 0 || !scouts_.empty()) return;
+  {
+    std::lock_guard lk(mu_);
+    // The reader holds the regions from the block's current position to a block's worth
+    // past it; the scouts may read one more each.
+    max_loaded_ = (size_t(limit_) + 4) / region_bytes_ + 3 + size_t(count);
+    next_load_ = next_take_;
+    read_done_ = input_end_;
+  }
+  for (int i = 0; i < count; i++) scouts_.emplace_back([this] { scout(); });
 }
 
 BlockReader::~BlockReader() {
@@ -229,8 +234,12 @@ uint8_t BlockReader::byte(uint64_t at) const {
 void BlockReader::copy_upto(uint64_t at, RawBlock& out) {
   const uint64_t start = consumed_;
   ByteBuffer& buf = out.buffer;
-  if (at - start > buf.capacity())
-    buf.reserve(std::max<size_t>(size_t(at - start), 2 * buf.capacity()), size_t(copied_ - start));
+  // A block of no long runs holds about the limit's bytes: room for that at once, more
+  // by doubling.
+  if (at - start > buf.capacity()) {
+    const size_t grown = buf.capacity() > 0 ? 2 * buf.capacity() : size_t(limit_) + 4;
+    buf.reserve(std::max<size_t>(size_t(at - start), grown), size_t(copied_ - start));
+  }
   for (const auto& r : held_) {
     if (copied_ >= at) break;
     if (r->end() <= copied_) continue;

@@ -58,17 +58,20 @@ struct RawBlock {
 
 class BlockReader {
  public:
-  // Regions of region_bytes, searched by `scouts` threads, or by the caller of next()
-  // where 0 (reads of a pipe may wait for ever, and a thread waiting there could not be
-  // stopped).
+  // Regions of region_bytes, searched by the caller of next() until start_scouts.
   static constexpr size_t kRegionBytes = size_t(1) << 20;
-  BlockReader(Source& src, int level, int scouts = 0, size_t region_bytes = kRegionBytes);
+  BlockReader(Source& src, int level, size_t region_bytes = kRegionBytes);
   ~BlockReader();
   BlockReader(const BlockReader&) = delete;
   BlockReader& operator=(const BlockReader&) = delete;
   // Reads the next block into out.buffer (reusing its memory); returns false when the
   // input is exhausted.
   bool next(RawBlock& out);
+  // From now on `count` threads read the regions and search them, ahead of next(): only
+  // for a file (a read of a pipe may wait for ever, and a thread waiting there could not
+  // be stopped), and only where the reader is the limit, beside GPU stations (it scans
+  // about 2 GB/s alone, and the extra copy costs where cores are few).
+  void start_scouts(int count);
   // Input bytes cut into blocks so far, and their size after the first RLE.
   uint64_t bytes_read() const { return consumed_; }
   uint64_t rle_bytes_read() const { return rle_consumed_; }
@@ -107,7 +110,7 @@ class BlockReader {
   Source& src_;
   const int32_t limit_;
   const size_t region_bytes_;
-  const size_t max_loaded_;  // regions holding data, read and not yet released
+  size_t max_loaded_ = 0;  // regions holding data, read and not yet released
 
   // Shared with the scouts.
   std::mutex mu_, read_mu_;  // read_mu_: reads in order, one at a time

@@ -14,8 +14,8 @@ namespace gpbzip2 {
 
 namespace {
 
-// Threads that search a file's regions for runs ahead of the reader: one alone scans at
-// about 2 GB/s and slows to 1.4-1.5 beside a GPU's stations (kernels/NOTES.md).
+// Threads that search a file's regions for runs ahead of the reader, beside GPU stations:
+// the reader alone scans at about 2 GB/s and slows to 1.4-1.5 there (kernels/NOTES.md).
 constexpr int kReaderScouts = 2;
 
 void run_cpu_station_nicer(WorkQueue& queue, bool perturb) {
@@ -65,8 +65,7 @@ int default_thread_count() { return int(std::max(1u, std::thread::hardware_concu
 CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
     throw Error(ErrorKind::Internal, "compression level out of range");
-  // Scouts search a file's regions for runs; a pipe is searched by the reader itself.
-  BlockReader reader(in, opts.level, opts.input_size > 0 ? kReaderScouts : 0);
+  BlockReader reader(in, opts.level);
   Job job;
   bool more = reader.next(job.raw);
   // GpuMode::On sorts on the GPU whatever the size.
@@ -125,12 +124,18 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   };
 
   uint64_t blocks = 0;
+  bool scouting = false;
   try {
     while (more) {
       if (!queue.push_raw(std::move(job))) break;
       blocks++;
       if (stations.size() < size_t(threads)) start_station();
       if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
+      // Beside an open GPU the reader is the limit: scouts search a file's regions for it.
+      if (!scouting && gpu_started && opts.input_size > 0 && queue.gpu_stations_open()) {
+        reader.start_scouts(kReaderScouts);
+        scouting = true;
+      }
       job = Job();
       job.raw.buffer = queue.spare_buffer();
       more = reader.next(job.raw);

@@ -127,6 +127,11 @@ void WorkQueue::prepared(Job job) {
   if (!gpus_present()) cpu_cv_.notify_one();
 }
 
+bool WorkQueue::gpu_stations_open() {
+  std::lock_guard lk(mu_);
+  return gpus_active_ > 0;
+}
+
 void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
   max_uncoded_ += blocks;

@@ -89,6 +89,8 @@ class WorkQueue {
   // blocks to each lane while it opens. A station joins once open; a lane that fails to
   // open gives its blocks back.
   void reserve_for_gpus(size_t blocks);
+  // Whether a GPU station has joined (and not yet left).
+  bool gpu_stations_open();
   int add_gpu_station(size_t batch_blocks);
   void gpu_open_failed(size_t batch_blocks);
   // Up to max prepared blocks for station `id`: waits for a full batch while more may

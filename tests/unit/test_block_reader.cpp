@@ -62,12 +62,13 @@ std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int
 void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& src, int scouts = 0,
                   size_t region_bytes = gpbzip2::BlockReader::kRegionBytes) {
   const auto want = reference_blocks(in, level);
-  gpbzip2::BlockReader reader(src, level, scouts, region_bytes);
+  gpbzip2::BlockReader reader(src, level, region_bytes);
   gpbzip2::RawBlock b;
   gpbzip2::ByteBuffer rle;
   size_t count = 0;
   uint64_t total = 0;
   while (reader.next(b)) {
+    if (count == 0) reader.start_scouts(scouts);  // as compression does, after a block
     INFO("level " << level << " block " << count);
     REQUIRE(count < want.size());
     REQUIRE(b.index == count);
