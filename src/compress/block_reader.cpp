@@ -53,7 +53,8 @@ BlockReader::BlockReader(Source& src, int level, size_t region_bytes)
     : src_(src), limit_(format::block_limit(level)), region_bytes_(std::max<size_t>(region_bytes, 1)) {}
 
 void BlockReader::start_scouts(int count) {
-  if (count <= 0 || !scouts_.empty()) return;
+  if (count <= 0 || scouting_) return;
+  scouting_ = true;
   {
     std::lock_guard lk(mu_);
     // The reader holds the regions from the block's current position to a block's worth
@@ -96,7 +97,7 @@ std::unique_ptr<BlockReader::Region> BlockReader::load() {
         break;
       }
       r->size += got;
-      if (scouts_.empty()) break;
+      if (!scouting_) break;
     }
   } catch (...) {
     r->error = std::current_exception();
@@ -161,7 +162,7 @@ void BlockReader::scout() {
 }
 
 std::unique_ptr<BlockReader::Region> BlockReader::take(uint64_t index) {
-  if (scouts_.empty()) {
+  if (!scouting_) {
     {
       std::lock_guard lk(mu_);
       loaded_++;

@@ -1,10 +1,10 @@
 // Cuts the input into blocks exactly where bzip2 does. The reader only finds the cuts
 // (counting the size of bzip2's first run-length encoding, which restarts at every
 // block); the stations encode their own blocks in parallel (block_text). Finding the cuts
-// means looking at every byte for runs of four equal ones, more than one thread keeps up
-// with beside a GPU: the input is read in regions that scout threads search for runs
-// while the reader walks the runs found. A run's pieces of up to 255 bytes do not depend
-// on where blocks start, so the search needs no cut.
+// means looking at every byte for runs of four equal ones, which one thread cannot do as
+// fast as a GPU sorts: so the input is read in regions that scout threads can search for
+// runs while the reader walks the runs found. A run's pieces of up to 255 bytes do not
+// depend on where blocks start, so the search needs no cut.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -120,6 +120,7 @@ class BlockReader {
   size_t loaded_ = 0;
   uint64_t next_load_ = 0, read_pos_ = 0;
   bool read_done_ = false, stop_ = false;
+  bool scouting_ = false;  // set before the scouts start, never after: read without mu_
   std::vector<std::thread> scouts_;
 
   // The reader's own: regions merged into the run list, oldest first.

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/crc32.h"
+#include "common/error.h"
 #include "common/format.h"
 #include "compress/block_reader.h"
 #include "generators.h"
@@ -201,6 +202,38 @@ TEST_CASE("block reader cuts alike whatever its regions and scouts", "[reader]")
         testing::PieceSource src(in, 700);
         check_reader(in, 1, src, scouts, region);
       }
+}
+
+// A read that fails, in a scout's region or the reader's own: the blocks before it come
+// out as the model cuts them, then next() throws the source's error.
+TEST_CASE("block reader passes a read error on after the blocks before it", "[reader]") {
+  const auto in = gpbzip2::corpus::generate("text", 12 * size_t(block_limit(1)), 9);
+  const auto want = reference_blocks(in, 1);
+  REQUIRE(want.size() >= 10);
+  const size_t fail_at = in.size() / 2;
+  for (int scouts : {0, 2}) {
+    INFO(scouts << " scouts");
+    testing::PieceSource src(in, 70000, fail_at);
+    gpbzip2::BlockReader reader(src, 1, 4096);
+    gpbzip2::RawBlock b;
+    size_t count = 0;
+    bool thrown = false;
+    try {
+      while (reader.next(b)) {
+        if (count == 0) reader.start_scouts(scouts);
+        REQUIRE(b.input_bytes == want[count].input_bytes);
+        count++;
+      }
+    } catch (const gpbzip2::Error& e) {
+      thrown = true;
+      REQUIRE(std::string(e.what()) == "injected read error");
+    }
+    REQUIRE(thrown);
+    // The input fails halfway: the blocks of its first half (less the last, which may
+    // reach past the failure) came out, and not all of them.
+    REQUIRE(count >= want.size() / 2 - 1);
+    REQUIRE(count < want.size());
+  }
 }
 
 // The cuts decide the compressed bytes: whole streams at every level, against libbzip2.
