@@ -1,8 +1,8 @@
 // Decompression's stages on one CPU thread, through the library (not the CLI):
 //   decode_times [-r RUNS] FILE.bz2
 // Finds every block of FILE (one or more streams) by decoding them in order, then times,
-// each over all blocks, best of RUNS: symbol decoding (Huffman, MTF, RUNA/RUNB, byte
-// counts) into the decoder's words, as the CPU inverse BWT takes them, and into bytes, as
+// each over all blocks, best of RUNS: symbol decoding (Huffman, MTF, RUNA/RUNB) into the
+// decoder's words with byte counts, as the CPU inverse BWT takes them, and into bytes, as
 // the GPU's does; the CPU inverse BWT; run-length decoding and the CRC. MB/s are of block
 // bytes (the BWT vectors) per second of the thread's CPU time. The runs are interleaved
 // stage by stage, so that a noisy machine slows all stages alike. Also prints a hash of

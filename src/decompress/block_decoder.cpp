@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -25,13 +26,23 @@ constexpr int kFastBits = 10;  // codes up to this long decode with one table lo
 // (length, symbol), as bzip2 does, so all codes of length <= L, left-justified to 20
 // bits, lie below limit[L].
 struct HuffTable {
-  // symbol << 6 | length, 0 when the code is longer. Six bits for the length: x86 shifts
-  // take the count modulo 64, so skipping it needs no mask in the chain of dependencies.
+  // What the symbol means (symbol_bits) | length, 0 when the code is longer. Six bits for
+  // the length: x86 shifts take the count modulo 64, so skipping it needs no mask in the
+  // chain of dependencies.
   uint16_t fast[1 << kFastBits];
   uint32_t limit[format::kMaxCodeLen + 1];
   int32_t offset[format::kMaxCodeLen + 1];  // index into sorted of code 0 of each length
   uint16_t sorted[format::kMaxAlphaSize];
 };
+
+// A symbol's meaning as the decoding loop takes it, in bits 6 to 15 of a table entry:
+// a run digit (RUNA or RUNB), RUNB, and the MTF index (0 for a digit); RUNB without a
+// digit is the end of the block.
+constexpr uint32_t kDigit = 1 << 6, kRunB = 1 << 7, kEob = kRunB;
+uint32_t symbol_bits(int sym, int eob) {
+  if (sym <= format::kRunB) return kDigit | (sym == format::kRunB ? kRunB : 0);
+  return sym == eob ? kEob : uint32_t(sym - 1) << 8;
+}
 
 // False when the lengths oversubscribe the code space. An incomplete code is kept, as
 // bzip2 keeps it; reading one of its unused codes is an error then.
@@ -56,8 +67,8 @@ bool build_table(HuffTable& t, const uint8_t* len, int alpha_size) {
   code = 0;
   for (int l = 1; l <= kFastBits; l++) {
     for (int i = 0; i < count[l]; i++, code++) {
-      const uint16_t sym = t.sorted[t.offset[l] + int32_t(code)];
-      const uint16_t e = uint16_t(sym << 6 | l);
+      const int sym = t.sorted[t.offset[l] + int32_t(code)];
+      const uint16_t e = uint16_t(symbol_bits(sym, alpha_size - 1) | l);
       const uint32_t first = code << (kFastBits - l), n = 1u << (kFastBits - l);
       for (uint32_t k = 0; k < n; k++) t.fast[first + k] = e;
     }
@@ -90,6 +101,31 @@ inline void shift_up(uint8_t* p, int idx) {
     std::memcpy(p + k - 7, &hi, 8);
 #endif
   }
+}
+
+// kMoved[idx]: the bytes of (front, second) that a move-to-front of index idx < 16 moves.
+constexpr auto kMoved = [] {
+  std::array<std::array<uint64_t, 2>, 16> m{};
+  for (int idx = 0; idx < 16; idx++) {
+    m[idx][0] = idx < 8 ? ~uint64_t(0) >> (56 - 8 * idx) : ~uint64_t(0);
+    m[idx][1] = idx < 8 ? 0 : ~uint64_t(0) >> (120 - 8 * idx);
+  }
+  return m;
+}();
+
+// Writes 8 copies of b at p.
+inline void store8(uint8_t* p, uint8_t b) {
+  const uint64_t v = b * 0x0101010101010101ull;
+  std::memcpy(p, &v, 8);
+}
+inline void store8(uint32_t* p, uint8_t b) {
+#ifdef __SSE2__
+  const __m128i v = _mm_set1_epi32(b);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 4), v);
+#else
+  for (int k = 0; k < 8; k++) p[k] = b;
+#endif
 }
 
 }  // namespace
@@ -188,79 +224,91 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
   uint64_t front = 0, second = 0;
   for (int i = 7; i >= 0; i--) front = front << 8 | mtf[i];
   for (int i = 15; i >= 8; i--) second = second << 8 | mtf[i];
+  // The byte counts are for the CPU's inverse BWT; another station's counts its own.
+  constexpr bool kCount = sizeof(Sym) == sizeof(uint32_t);
   uint32_t* const freq = freq_;
-  std::fill_n(freq, 256, 0u);
+  if (kCount) std::fill_n(freq, 256, 0u);
   Sym* const tt = out;
   const uint32_t limit = uint32_t(format::kMaxBlockBytes);
-  uint32_t n = 0;
-  uint32_t run = 0, run_digit = 1;
-  int group_left = 0, next_selector = 0;
-  const HuffTable* t = nullptr;
+  uint32_t n = 0;     // past limit once a run has overflowed the block, which fails below
+  int digit_pos = 0;  // of the next run digit; 0 after a literal
+  int next_selector = 0;
   for (;;) {
-    if (group_left == 0) {
-      if (next_selector >= selectors) return failed("more symbols than selectors");
-      t = &tables[selector[next_selector++]];
-      group_left = format::kGroupSize;
-    }
-    group_left--;
-    // A refill before every other symbol leaves enough bits for two codes of any length,
-    // and unlike a test of the bits left, the branch on it is predicted.
-    static_assert(format::kGroupSize % 2 == 0 && 2 * format::kMaxCodeLen <= 56);
-    if (group_left % 2) br.refill();
-    int sym;
-    // The table is indexed straight from the buffer: one shift fewer in the chain of
-    // dependencies from one symbol to the next (buffer, lookup, shift by its length).
-    if (const uint16_t e = t->fast[br.peek(kFastBits)]) {
-      sym = e >> 6;
-      br.skip(e & 63);
-    } else {
-      const uint32_t peek = br.peek(format::kMaxCodeLen);
-      int l = kFastBits + 1;
-      while (l <= format::kMaxCodeLen && peek >= t->limit[l]) l++;
-      if (l > format::kMaxCodeLen) return failed("invalid Huffman code");
-      sym = t->sorted[t->offset[l] + int32_t(peek >> (format::kMaxCodeLen - l))];
-      br.skip(l);
-    }
+    if (next_selector >= selectors) return failed("more symbols than selectors");
+    const HuffTable* const t = &tables[selector[next_selector++]];
+    for (int i = 0; i < format::kGroupSize; i++) {
+      // A refill before every other symbol leaves enough bits for two codes of any
+      // length, and unlike a test of the bits left, the branch on it is predicted.
+      static_assert(format::kGroupSize % 2 == 0 && 2 * format::kMaxCodeLen <= 56);
+      if (i % 2 == 0) br.refill();
+      uint32_t e;
+      // The table is indexed straight from the buffer: one shift fewer in the chain of
+      // dependencies from one symbol to the next (buffer, lookup, shift by its length).
+      if ((e = t->fast[br.peek(kFastBits)])) {
+        br.skip(int(e & 63));
+      } else {
+        const uint32_t peek = br.peek(format::kMaxCodeLen);
+        int l = kFastBits + 1;
+        while (l <= format::kMaxCodeLen && peek >= t->limit[l]) l++;
+        if (l > format::kMaxCodeLen) return failed("invalid Huffman code");
+        const int sym = t->sorted[t->offset[l] + int32_t(peek >> (format::kMaxCodeLen - l))];
+        e = symbol_bits(sym, eob);
+        br.skip(l);
+      }
+      if ((e & (kDigit | kEob)) == kEob) {
+        if (n > limit) return failed("block longer than its limit");
+        goto done;
+      }
 
-    if (sym <= format::kRunB) {
-      // Run lengths are bijective base-2 numbers, least significant digit first.
-      if (run_digit >= (1u << 21)) return failed("run too long");
-      run += run_digit << sym;
-      run_digit <<= 1;
-      continue;
+      // Run lengths are bijective base-2 numbers, least significant digit first: digit k
+      // of a run, RUNA or RUNB, stands for 1 << k or 2 << k copies of the front byte, and
+      // they are written at once. A digit is then a move of index 0, which changes
+      // nothing, and a literal a move of its index with one copy: the kind of symbol,
+      // which follows no pattern a predictor could learn, is never branched on.
+      const uint32_t digit = e >> 6 & 1;
+      const int pos = digit_pos & -int(digit);
+      const uint32_t count = (1 + (e >> 7 & 1)) << pos;
+      digit_pos = pos + int(digit);
+      if (digit_pos > 21) return failed("run too long");  // as bzip2: 2^22 copies or more
+      const uint32_t idx = e >> 8;
+      uint8_t b;
+      if (idx < 16) {
+        // The bytes of the list before idx move up one place (none for idx 0), and b
+        // takes the front; kMoved has their masks in front and second. Each register's
+        // moved and unmoved bytes are ready before b, which is one shift and a select
+        // behind the last move: the chain from one symbol to the next.
+        const uint64_t lo = kMoved[idx][0], hi = kMoved[idx][1];
+        const int shift = 8 * int(idx) % 64;
+        const uint64_t in_second = hi ? ~uint64_t(0) : 0;
+        b = uint8_t(((front >> shift) & ~in_second) | ((second >> shift) & in_second));
+        second = (((second << 8) | (front >> 56)) & hi) | (second & ~hi);
+        front = ((front << 8) & lo) | (front & ~lo) | b;
+      } else {
+        b = mtf[idx];
+        shift_up(mtf, int(idx));
+        mtf[16] = uint8_t(second >> 56);
+        second = second << 8 | (front >> 56);
+        front = front << 8 | b;
+      }
+      if (count <= 8 && n <= limit - 8) {
+        // Most runs are short: their digits and the literals store 8 copies, of which
+        // count are kept, rather than branch on the count.
+        store8(tt + n, b);
+      } else {
+        if (n + count > limit) {
+          // A run that overflows fails at the next symbol that is no digit, as a
+          // literal that overflows fails here (a later digit may fail first).
+          if (!digit) return failed("block longer than its limit");
+          n = limit + 1;
+          continue;
+        }
+        std::fill(tt + n, tt + n + count, Sym(b));
+      }
+      if (kCount) freq[b] += count;
+      n += count;
     }
-    if (run) {
-      if (run > limit - n) return failed("block longer than its limit");
-      const uint8_t b = uint8_t(front);
-      freq[b] += run;
-      std::fill(tt + n, tt + n + run, Sym(b));
-      n += run;
-      run = 0;
-      run_digit = 1;
-    }
-    if (sym == eob) break;
-    if (n >= limit) return failed("block longer than its limit");
-    const int idx = sym - 1;
-    uint8_t b;
-    if (idx < 8) {
-      const uint64_t moved = ~uint64_t(0) >> (56 - 8 * idx);
-      b = uint8_t(front >> (8 * idx));
-      front = (((front << 8) | b) & moved) | (front & ~moved);
-    } else if (idx < 16) {
-      const uint64_t moved = ~uint64_t(0) >> (120 - 8 * idx);
-      b = uint8_t(second >> (8 * idx - 64));
-      second = (((second << 8) | (front >> 56)) & moved) | (second & ~moved);
-      front = front << 8 | b;
-    } else {
-      b = mtf[idx];
-      shift_up(mtf, idx);
-      mtf[16] = uint8_t(second >> 56);
-      second = second << 8 | (front >> 56);
-      front = front << 8 | b;
-    }
-    freq[b]++;
-    tt[n++] = b;
   }
+done:
   if (br.overran()) return Status::OutOfInput;
   if (orig_ptr_ >= n) return fail("origPtr out of range");
   end_bit_ = br.bit_position();

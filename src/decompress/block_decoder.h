@@ -94,7 +94,7 @@ class BlockDecoder {
   std::vector<Piece> pieces_;
   std::vector<Chain> chains_;
   uint32_t chain_step_ = 1;  // a power of two
-  uint32_t freq_[256];  // occurrences of each byte in the BWT vector
+  uint32_t freq_[256];  // occurrences of each byte in the BWT vector (in tt_ only)
   uint32_t nblock_ = 0;
   uint32_t orig_ptr_ = 0;
   bool randomised_ = false;
