@@ -279,7 +279,7 @@ BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
       const int pos = digit_pos & -int(digit);
       const uint32_t count = (1 + (e >> 7 & 1)) << pos;
       digit_pos = pos + int(digit);
-      if (digit_pos > 21) return failed("run too long");  // as bzip2: 2^22 copies or more
+      if (digit_pos > 21) return failed("run too long");  // a 22nd digit, as bzip2
       const uint32_t idx = e >> 8;
       uint8_t b;
       if (idx < 16) {
