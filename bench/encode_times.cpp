@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   uint64_t bits = 0;
   gpbzip2::ByteBuffer rle;
   gpbzip2::EncoderWorkspace ws;
+  std::vector<uint16_t> symbols;
   volatile uint32_t sink = 0;  // keeps the prepare loop's results alive
   std::vector<std::vector<uint8_t>> coded(blocks.size());
   for (int r = 0; r < runs; r++) {
@@ -90,6 +91,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < blocks.size(); i++) {
       const Block& b = blocks[i];
       gpbzip2::BitWriter out;
+      symbols.resize(gpbzip2::symbol_capacity(int32_t(b.n)));
+      ws.symbols = symbols.data();
       gpbzip2::encode_block(b.sorted.last.data(), int32_t(b.n), b.sorted.orig_ptr, b.crc, false,
                             ws, out);
       bits += out.bit_count();

@@ -21,17 +21,14 @@ using format::kMaxGroups;
 typedef uint16_t CostLanes __attribute__((vector_size(16)));
 
 struct SymbolStats {
-  int32_t count = 0;  // symbols written to ws.mtf, EOB included
+  int32_t count = 0;  // symbols written to ws.symbols, EOB included
   int alpha = 0;      // symbols in use + RUNA/RUNB + EOB - 1
   int32_t freq[kMaxAlphaSize] = {};
 };
 
-// Room past the symbols for put_zeros's whole-word stores.
-constexpr size_t kMtfPad = 8;
-
 // bzip2 writes a run of z zeros as z+1 in bijective base 2, digits RUNA=0 and RUNB=1,
 // least significant first, leaving out the leading 1: the digits are the bits of z+1.
-// Eight digits are stored unconditionally (the output has kMtfPad spare), so that runs
+// Eight digits are stored unconditionally (the output has kSymbolPad spare), so that runs
 // under 511 take no branch, and z = 0 writes none.
 inline uint16_t* put_zeros(uint16_t* w, uint32_t z) {
   const uint32_t x = z + 1;
@@ -395,7 +392,7 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
   return bits;
 }
 
-// Tables, header and data of a block whose symbols are in ws.mtf.
+// Tables, header and data of a block whose symbols are in ws.symbols.
 void write_block(const SymbolStats& st, const bool* in_use, uint32_t orig_ptr,
                  uint32_t block_crc, bool randomised, EncoderWorkspace& ws, BitWriter& out) {
   const int groups = group_count(st.count);
@@ -404,7 +401,7 @@ void write_block(const SymbolStats& st, const bool* in_use, uint32_t orig_ptr,
   const int32_t nsel = (st.count + kGroupSize - 1) / kGroupSize;
   ws.selectors.resize(size_t(nsel));
   const uint64_t data_bits =
-      choose_tables(ws.mtf.data(), st, groups, nsel, len, ws.selectors.data());
+      choose_tables(ws.symbols, st, groups, nsel, len, ws.selectors.data());
 
   out.put48(format::kBlockMagic);
   out.put(32, block_crc);
@@ -454,7 +451,7 @@ void write_block(const SymbolStats& st, const bool* in_use, uint32_t orig_ptr,
     assign_codes(code, len[t], st.alpha);
     for (int v = 0; v < st.alpha; v++) coded[t][v] = code[v] << 5 | len[t][v];
   }
-  const uint16_t* mtf = ws.mtf.data();
+  const uint16_t* mtf = ws.symbols;
   BitWriter::Burst burst(out, data_bits);
   for (int32_t s = 0, gs = 0; gs < st.count; s++, gs += kGroupSize) {
     const uint32_t* table = coded[ws.selectors[size_t(s)]];
@@ -476,8 +473,7 @@ void write_block(const SymbolStats& st, const bool* in_use, uint32_t orig_ptr,
 void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
                   bool randomised, EncoderWorkspace& ws, BitWriter& out) {
   bool in_use[256];  // move_to_front finds the bytes in use
-  ws.mtf.resize(size_t(n) + 1 + kMtfPad);
-  const SymbolStats st = move_to_front(last, n, in_use, ws.mtf.data());
+  const SymbolStats st = move_to_front(last, n, in_use, ws.symbols);
   write_block(st, in_use, orig_ptr, block_crc, randomised, ws, out);
 }
 
@@ -485,8 +481,7 @@ void encode_mtf_block(const uint8_t* positions, int32_t n, const bool* in_use, u
                       uint32_t block_crc, bool randomised, EncoderWorkspace& ws, BitWriter& out) {
   int used = 0;
   for (int c = 0; c < 256; c++) used += in_use[c];
-  ws.mtf.resize(size_t(n) + 1 + kMtfPad);
-  write_block(zero_run_symbols(positions, n, used, ws.mtf.data()), in_use, orig_ptr, block_crc,
+  write_block(zero_run_symbols(positions, n, used, ws.symbols), in_use, orig_ptr, block_crc,
               randomised, ws, out);
 }
 

@@ -1,6 +1,7 @@
 // Second half of bzip2's block compression: move-to-front, zero-run coding, Huffman
 // table selection and the bit layout of one block.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -8,8 +9,15 @@
 
 namespace gpbzip2 {
 
+// Room for a block's symbols (one per byte at most, and the end of block) and past them
+// for whole-word stores of zero-run digits.
+inline constexpr size_t kSymbolPad = 8;
+inline constexpr size_t symbol_capacity(int32_t n) { return size_t(n) + 1 + kSymbolPad; }
+
 struct EncoderWorkspace {
-  std::vector<uint16_t> mtf;
+  // symbol_capacity(n) entries, the caller's: a CPU station lends the memory of its sort
+  // (BwtWorkspace::spare), free once the last column is out.
+  uint16_t* symbols = nullptr;
   std::vector<uint8_t> selectors;
 };
 

@@ -22,27 +22,43 @@
 namespace gpbzip2 {
 namespace {
 
-// Start of the least rotation of t, given tt = t t, and whether t is periodic: two
-// candidates, the larger dropped past the mismatch, O(n). Only positions holding t's
-// smallest byte can start it, so the candidates jump from one to the next (memchr), which
-// makes this a small part of the sort. Neither skips a start of the least rotation, so a
-// periodic block, which has several, always ends with the two equal.
+// Length of the common prefix of t's rotations i and j, up to n bytes: at most three
+// straight stretches between the wraps.
+int32_t rotation_common_prefix(const uint8_t* t, int32_t n, int32_t i, int32_t j) {
+  int32_t done = 0;
+  while (done < n) {
+    const int32_t a = i + done < n ? i + done : i + done - n;
+    const int32_t b = j + done < n ? j + done : j + done - n;
+    const int32_t stretch = std::min({n - a, n - b, n - done});
+    const int32_t k = common_prefix(t + a, t + b, stretch);
+    done += k;
+    if (k < stretch) break;
+  }
+  return done;
+}
+
+// Start of the least rotation of t, and whether t is periodic: two candidates, the larger
+// dropped past the mismatch, O(n). Only positions holding t's smallest byte can start it,
+// so the candidates jump from one to the next (memchr), which makes this a small part of
+// the sort. Neither skips a start of the least rotation, so a periodic block, which has
+// several, always ends with the two equal.
 struct LeastRotation {
   int32_t start;
   bool periodic;
 };
-LeastRotation least_rotation(const uint8_t* tt, int32_t n) {
+LeastRotation least_rotation(const uint8_t* t, int32_t n) {
   uint8_t least = 255;
-  for (int32_t x = 0; x < n; x++) least = std::min(least, tt[x]);
+  for (int32_t x = 0; x < n; x++) least = std::min(least, t[x]);
   auto next = [&](int32_t x) {  // first position >= x holding `least`, or n
-    const void* at = x < n ? std::memchr(tt + x, least, size_t(n - x)) : nullptr;
-    return at ? int32_t(static_cast<const uint8_t*>(at) - tt) : n;
+    const void* at = x < n ? std::memchr(t + x, least, size_t(n - x)) : nullptr;
+    return at ? int32_t(static_cast<const uint8_t*>(at) - t) : n;
   };
+  auto at = [&](int32_t x) { return t[x < n ? x : x - n]; };  // x < 2n
   int32_t i = next(0), j = next(i + 1);
   while (i < n && j < n) {
-    const int32_t k = common_prefix(tt + i, tt + j, n);
+    const int32_t k = rotation_common_prefix(t, n, i, j);
     if (k == n) return {std::min(i, j), true};
-    if (tt[i + k] > tt[j + k])
+    if (at(i + k) > at(j + k))
       i = next(i + k + 1);
     else
       j = next(j + k + 1);
@@ -62,45 +78,68 @@ int32_t lyndon_period(const uint8_t* w, int32_t n) {
   return p;
 }
 
+// Where the spare values start, and the bytes `sa` holds for a block of n.
+size_t spare_offset(int32_t n) { return (size_t(n) + 15) & ~size_t(15); }
+size_t scratch_bytes(int32_t n) {
+  return std::max(4 * size_t(n), spare_offset(n) + 2 * (size_t(n) + BwtWorkspace::kSpareExtra));
+}
+
 }  // namespace
 
-void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) {
-  out.last.resize(size_t(n));
-  out.orig_ptr = 0;
-  if (n == 0) return;
-  // t[n-1], then t twice: w below is the least rotation, with w[-1] = w[n-1].
-  ws.text.resize(2 * size_t(n) + 1);
-  uint8_t* text = ws.text.data();
-  text[0] = t[n - 1];
-  std::memcpy(text + 1, t, size_t(n));
-  std::memcpy(text + 1 + n, t, size_t(n));
-  const LeastRotation least = least_rotation(text + 1, n);
+uint16_t* BwtWorkspace::spare(int32_t n) {
+  sa.reserve(scratch_bytes(n));
+  return reinterpret_cast<uint16_t*>(sa.data() + spare_offset(n));
+}
+
+BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
+  // The last column is written over the rotations as they are read: byte r lies in
+  // sa[r / 4], which has been read by then.
+  ws.sa.reserve(scratch_bytes(n));
+  int32_t* const sa = reinterpret_cast<int32_t*>(ws.sa.data());
+  uint8_t* const last = ws.sa.data();
+  if (n == 0) return {last, 0};
+  const LeastRotation least = least_rotation(t, n);
   const int32_t shift = least.start;
-  const uint8_t* w = text + 1 + shift;
+  // w: the least rotation. Rotation x of t is rotation (x - shift) mod n of w.
+  ws.text.resize(size_t(n));
+  uint8_t* const w = ws.text.data();
+  std::memcpy(w, t + shift, size_t(n - shift));
+  std::memcpy(w + (n - shift), t, size_t(shift));
   const int32_t p = least.periodic ? lyndon_period(w, n) : n;
-  uint8_t* last = out.last.data();
-  if (p < n) {
+  if (p < n && bzip2_main_sort(t, n, p, sa)) {
     // Where bzip2's main sort finishes on a periodic block, it is the whole BWT.
-    ws.sa.resize(size_t(n));
-    int32_t* order = ws.sa.data();
-    if (bzip2_main_sort(t, n, p, order)) {
-      for (int32_t r = 0; r < n; r++) last[r] = t[order[r] == 0 ? n - 1 : order[r] - 1];
-      out.orig_ptr = uint32_t(std::find(order, order + n, 0) - order);
-      return;
+    uint32_t orig_ptr = 0;
+    for (int32_t r = 0; r < n; r++) {
+      const int32_t x = sa[r];
+      if (x == 0) orig_ptr = uint32_t(r);
+      last[r] = t[(x == 0 ? n : x) - 1];
     }
+    return {last, orig_ptr};
   }
-  ws.sa.resize(size_t(p));
-  int32_t* sa = ws.sa.data();
   if (divsufsort(w, sa, p) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
   if (p == n) {
-    for (int32_t r = 0; r < n; r++) last[r] = w[sa[r] - 1];
-    // Rotation x of t is rotation (x - shift) mod n of w.
-    out.orig_ptr = uint32_t(std::find(sa, sa + n, (n - shift) % n) - sa);
-    return;
+    const int32_t zero = (n - shift) % n;
+    uint32_t orig_ptr = 0;
+    for (int32_t r = 0; r < n; r++) {
+      const int32_t x = sa[r];
+      if (x == zero) orig_ptr = uint32_t(r);
+      last[r] = w[(x == 0 ? n : x) - 1];
+    }
+    return {last, orig_ptr};
   }
+  // u = w[0, p) sorted stands for its k equal copies: u's last column, each byte k times,
+  // spread from the top down so that no byte is overwritten before it is read.
+  const uint32_t orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux);
   const int32_t k = n / p;
-  for (int32_t r = 0; r < p; r++) std::memset(last + size_t(r) * size_t(k), w[sa[r] - 1], size_t(k));
-  out.orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux);
+  for (int32_t r = 0; r < p; r++) last[r] = w[(sa[r] == 0 ? p : sa[r]) - 1];
+  for (int32_t r = p - 1; r >= 0; r--) std::memset(last + size_t(r) * size_t(k), last[r], size_t(k));
+  return {last, orig_ptr};
+}
+
+void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) {
+  const BwtView v = bwt_forward(t, n, ws);
+  out.last.assign(v.last, v.last + n);
+  out.orig_ptr = v.orig_ptr;
 }
 
 }  // namespace gpbzip2

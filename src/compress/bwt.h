@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "block_reader.h"
+
 namespace gpbzip2 {
 
 struct BwtResult {
@@ -15,15 +17,34 @@ struct BwtResult {
   std::array<bool, 256> in_use{};
 };
 
-// Scratch memory reused from block to block by one thread.
+// Scratch memory reused from block to block by one thread, as bzip2 reuses its arrays:
+// `sa` holds the sorted rotations (4 bytes each, never zeroed), then the last column in
+// its first n bytes, and the caller may code the block's symbols after that (`spare`):
+// one array for three stages, since every thread holds one (6n bytes a thread with the
+// text and the run-length coding, where an array per stage took 10n).
 struct BwtWorkspace {
-  std::vector<uint8_t> text;  // the last byte, then the block twice: any rotation is contiguous
-  std::vector<int32_t> sa;
+  std::vector<uint8_t> text;  // the block turned to its least rotation
+  ByteBuffer sa;
   std::vector<int32_t> aux;
+  // Room for n + kSpareExtra 16-bit values after the last column of a block of n bytes,
+  // which stays where the sort left it.
+  static constexpr size_t kSpareExtra = 16;
+  uint16_t* spare(int32_t n);
+};
+
+// The sort's result in the workspace: the last column of the sorted rotation matrix and
+// the sorted position of the rotation that starts at 0; valid until the workspace sorts
+// again.
+struct BwtView {
+  const uint8_t* last;
+  uint32_t orig_ptr;
 };
 
 // Sorts the rotations of block[0..n). Equal rotations (a periodic block such as "ab"
 // repeated) are ordered as bzip2 orders them, so origPtr matches too.
+BwtView bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws);
+
+// The same, copied out (tests and the GPU station's comparisons).
 void bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws, BwtResult& out);
 
 }  // namespace gpbzip2

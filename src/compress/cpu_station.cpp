@@ -27,16 +27,25 @@ void prepare(Job& job, WorkQueue& queue, bool perturb) {
 
 }  // namespace
 
+static_assert(symbol_capacity(0) <= BwtWorkspace::kSpareExtra);
+
 CodedBlock BlockCompressor::compress(Job& job) {
   const std::span<const uint8_t> text = job.prepared ? job.text() : ready(job, rle, perturb);
-  if (!job.sorted) bwt_forward(text.data(), int32_t(text.size()), bwt, sorted);
-  const BwtResult& s = job.sorted ? *job.sorted : sorted;
+  const int32_t n = int32_t(text.size());
   BitWriter bw;  // encode_block sizes it for the block's data
-  if (s.mtf.empty())
-    encode_block(s.last.data(), int32_t(text.size()), s.orig_ptr, job.crc, job.randomised, enc, bw);
-  else
-    encode_mtf_block(s.mtf.data(), int32_t(text.size()), s.in_use.data(), s.orig_ptr, job.crc,
-                     job.randomised, enc, bw);
+  if (job.sorted) {
+    const BwtResult& s = *job.sorted;
+    enc.symbols = bwt.spare(n);
+    if (s.mtf.empty())
+      encode_block(s.last.data(), n, s.orig_ptr, job.crc, job.randomised, enc, bw);
+    else
+      encode_mtf_block(s.mtf.data(), n, s.in_use.data(), s.orig_ptr, job.crc, job.randomised,
+                       enc, bw);
+  } else {
+    const BwtView s = bwt_forward(text.data(), n, bwt);
+    enc.symbols = bwt.spare(n);
+    encode_block(s.last, n, s.orig_ptr, job.crc, job.randomised, enc, bw);
+  }
   CodedBlock out;
   out.index = job.raw.index;
   out.nbits = bw.bit_count();

@@ -12,7 +12,6 @@ struct BlockCompressor {
   bool perturb = false;  // --perturb: deep blocks written randomised (perturb.h)
   ByteBuffer rle;
   BwtWorkspace bwt;
-  BwtResult sorted;
   EncoderWorkspace enc;
   CodedBlock compress(Job& job);
 };

@@ -141,7 +141,9 @@ TEST_CASE("A block coded from MTF positions equals one coded from its last colum
     bool in_use[256] = {};
     for (uint8_t c : block) in_use[c] = true;
     const std::vector<uint8_t> positions = testing::mtf_positions(r.last);
+    std::vector<uint16_t> symbols(gpbzip2::symbol_capacity(int32_t(block.size())));
     gpbzip2::EncoderWorkspace enc;
+    enc.symbols = symbols.data();
     gpbzip2::BitWriter a, b;
     gpbzip2::encode_block(r.last.data(), int32_t(block.size()), r.orig_ptr, 0x12345678, false,
                           enc, a);
