@@ -15,7 +15,9 @@
 #include <divsufsort.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <numeric>
 
 #include "common/error.h"
 
@@ -30,6 +32,7 @@ namespace {
 struct LeastRotation {
   int32_t start;
   bool periodic;
+  int32_t distance;  // periodic: between two starts of the least rotation, a multiple of |u|
 };
 LeastRotation least_rotation(const uint8_t* tt, int32_t n) {
   uint8_t least = 255;
@@ -41,23 +44,25 @@ LeastRotation least_rotation(const uint8_t* tt, int32_t n) {
   int32_t i = next(0), j = next(i + 1);
   while (i < n && j < n) {
     const int32_t k = common_prefix(tt + i, tt + j, n);
-    if (k == n) return {std::min(i, j), true};
+    if (k == n) return {std::min(i, j), true, std::abs(i - j)};
     if (tt[i + k] > tt[j + k])
       i = next(i + k + 1);
     else
       j = next(j + k + 1);
     if (i == j) j = next(j + 1);
   }
-  return {std::min(i, j), false};
+  return {std::min(i, j), false, 0};
 }
 
 // w is a least rotation, so w = u^k for a Lyndon word u; returns |u| (Duval's first
-// factor).
-int32_t lyndon_period(const uint8_t* w, int32_t n) {
+// factor). w repeats every `distance` bytes and every n, so every g = gcd of the two, and
+// Duval's scan stops at g.
+int32_t lyndon_period(const uint8_t* w, int32_t n, int32_t distance) {
+  const int32_t g = std::gcd(n, distance);
   int32_t j = 1, k = 0;
-  for (; j < n && w[k] <= w[j]; j++) k = w[k] < w[j] ? 0 : k + 1;
+  for (; j < g && w[k] <= w[j]; j++) k = w[k] < w[j] ? 0 : k + 1;
   const int32_t p = j - k;
-  if (j != n || n % p != 0 || std::memcmp(w, w + p, size_t(n - p)) != 0)
+  if (j != g || g % p != 0 || std::memcmp(w, w + p, size_t(n - p)) != 0)
     throw Error(ErrorKind::Internal, "BWT: block rotated to a non-least rotation");
   return p;
 }
@@ -77,15 +82,18 @@ void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) 
   const LeastRotation least = least_rotation(text + 1, n);
   const int32_t shift = least.start;
   const uint8_t* w = text + 1 + shift;
-  const int32_t p = least.periodic ? lyndon_period(w, n) : n;
+  const int32_t p = least.periodic ? lyndon_period(w, n, least.distance) : n;
   uint8_t* last = out.last.data();
   if (p < n) {
     // Where bzip2's main sort finishes on a periodic block, it is the whole BWT.
     ws.sa.resize(size_t(n));
     int32_t* order = ws.sa.data();
-    if (bzip2_main_sort(t, n, p, order)) {
-      for (int32_t r = 0; r < n; r++) last[r] = t[order[r] == 0 ? n - 1 : order[r] - 1];
-      out.orig_ptr = uint32_t(std::find(order, order + n, 0) - order);
+    if (bzip2_main_sort(text + 1, n, p, order)) {
+      // text[x] = t[x - 1], text[0] = t[n - 1].
+      for (int32_t r = 0; r < n; r++) {
+        last[r] = text[order[r]];
+        if (order[r] == 0) out.orig_ptr = uint32_t(r);
+      }
       return;
     }
   }

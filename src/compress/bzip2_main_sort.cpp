@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bwt_periodic.h"
+#include "common/error.h"
 
 namespace gpbzip2 {
 namespace {
@@ -32,20 +33,16 @@ int32_t common_prefix16(const uint16_t* a, const uint16_t* b, int32_t limit) {
 
 class MainSort {
  public:
-  MainSort(const uint8_t* t, int32_t n, int32_t p, int32_t* ptr)
-      : n_(n), p_(p), budget_(int64_t(n) * kBudgetPerByte), block_(size_t(n + kWrap)),
-        quadrant_(block_.size(), 0), ptr_(ptr) {
-    // Cyclic reads start under n + 43 (an offset under n + 15, 12 bytes, 16 cached
-    // quadrants) and run 64 positions at most before they are brought back under n, so the
-    // block and its quadrants are kept repeated kWrap positions past n.
-    std::memcpy(block_.data(), t, size_t(n));
-    std::memcpy(block_.data() + n, t, size_t(kWrap));
+  MainSort(const uint8_t* tt, int32_t n, int32_t p, int32_t* ptr)
+      : n_(n), p_(p), budget_(int64_t(n) * kBudgetPerByte), block_(tt),
+        quadrant_(size_t(n + kWrap), 0), ptr_(ptr) {
+    if (n > int32_t(kPosMask)) throw Error(ErrorKind::Internal, "bzip2_main_sort: block too long");
   }
 
   bool run();
 
  private:
-  uint32_t pair(int32_t i) const { return uint32_t(block_[size_t(i)]) << 8 | block_[size_t(i) + 1]; }
+  uint32_t pair(int32_t i) const { return uint32_t(block_[i]) << 8 | block_[i + 1]; }
   static constexpr int32_t kCachedQuadrants = 16;
   struct Record {
     uint64_t key0;
@@ -55,7 +52,7 @@ class MainSort {
   };
   bool greater(const Record& x, const Record& y, int32_t d);
   bool greater_after12(int32_t i1, int32_t i2, bool equal, int32_t from);
-  void shell_sort(int32_t lo, int32_t hi, int32_t d);
+  void shell_sort(int32_t lo, int32_t hi, int32_t d, const uint64_t* packed);
   void quicksort(int32_t lo, int32_t hi, int32_t d);
   void set_quadrant(int32_t i, uint16_t v) {
     quadrant_[size_t(i)] = v;
@@ -66,9 +63,15 @@ class MainSort {
   const int32_t n_, p_;
   int64_t budget_;
   bool quadrants_set_ = false;
-  std::vector<uint8_t> block_;
+  // The block twice (its caller's). Cyclic reads start under n + 43 (an offset under
+  // n + 15, 12 bytes, 16 cached quadrants) and run 64 positions at most before they are
+  // brought back under n, so quadrants are kept repeated kWrap positions past n.
+  const uint8_t* const block_;
   std::vector<uint16_t> quadrant_;
-  std::vector<uint64_t> key_;  // quicksort's bytes of each rotation, moved with ptr_
+  // The quicksort's words: a position and 5 of its bytes.
+  static constexpr int kPosBits = 24, kKeyBytes = (64 - kPosBits) / 8;
+  static constexpr uint64_t kPosMask = (uint64_t(1) << kPosBits) - 1;
+  std::vector<uint64_t> key_;
   std::vector<Record> records_;  // a shell sort's rotations
   std::vector<int32_t> index_;
   int32_t* const ptr_;  // n entries
@@ -81,7 +84,7 @@ class MainSort {
 // (`equal`) have equal bytes: only quadrants can tell them apart, and before the first big
 // bucket is finished nothing can.
 bool MainSort::greater_after12(int32_t i1, int32_t i2, bool equal, int32_t from) {
-  const uint8_t* b = block_.data();
+  const uint8_t* b = block_;
   const uint16_t* q = quadrant_.data();
   const int32_t steps = (n_ + 8) / 8 + 1, span = 8 * steps;
   if (equal && !quadrants_set_) {
@@ -127,17 +130,20 @@ bool MainSort::greater(const Record& x, const Record& y, int32_t d) {
 // bytes past depth d as two big-endian keys, and the first kCachedQuadrants quadrants
 // after those. The insertions then move indices into these records: the same
 // comparisons as bzip2's, without two cache misses for each.
-void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d) {
+void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d, const uint64_t* packed) {
   static constexpr int32_t kIncrements[] = {1,     4,     13,     40,     121,    364,     1093,
                                             3280,  9841,  29524,  88573,  265720, 797161, 2391484};
   const int32_t count = hi - lo + 1;
-  if (count < 2) return;
+  if (count < 2) {
+    if (count == 1) ptr_[lo] = int32_t(packed[lo] & kPosMask);
+    return;
+  }
   records_.resize(size_t(count));
   index_.resize(size_t(count));
-  const uint8_t* b = block_.data();
+  const uint8_t* b = block_;
   for (int32_t i = 0; i < count; i++) {
     Record& r = records_[size_t(i)];
-    r.pos = ptr_[lo + i];
+    r.pos = int32_t(packed[lo + i] & kPosMask);
     const uint8_t* at = b + r.pos + d;
     uint64_t k0;
     uint32_t k1;
@@ -175,19 +181,25 @@ void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d) {
 }
 
 // Multikey quicksort on the byte at depth d, median of three; the parts are pushed
-// largest first so the smallest is sorted first. Each rotation's bytes at depths
-// kd..kd+7 are read once into key_ (moved with it), so a pass reads its byte from there
-// instead of the block: the same partitions in sequential memory.
+// largest first so the smallest is sorted first. It moves one word per rotation: its
+// position in the low kPosBits bits and its bytes at depths kd..kd+4 above them, read
+// once every 5 depths, so a pass reads its byte there instead of the block: the same
+// partitions in sequential memory. The shell sorts at its leaves write ptr_ back.
 void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
   struct Range {
     int32_t lo, hi, d, kd;
   };
-  int32_t* ptr = ptr_;
-  const uint8_t* b = block_.data();
+  const uint8_t* b = block_;
   key_.resize(size_t(hi0 - lo0 + 1));
   uint64_t* key = key_.data() - lo0;
+  for (int32_t i = lo0; i <= hi0; i++) key[i] = uint64_t(ptr_[i]);
   auto load_keys = [&](int32_t lo, int32_t hi, int32_t d) {
-    for (int32_t i = lo; i <= hi; i++) std::memcpy(&key[i], b + ptr[i] + d, 8);
+    for (int32_t i = lo; i <= hi; i++) {
+      const uint64_t pos = key[i] & kPosMask;
+      uint64_t bytes;
+      std::memcpy(&bytes, b + pos + uint64_t(d), 8);
+      key[i] = bytes << kPosBits | pos;
+    }
   };
   load_keys(lo0, hi0, d0);
   std::vector<Range> stack{{lo0, hi0, d0, d0}};
@@ -195,49 +207,42 @@ void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
     auto [lo, hi, d, kd] = stack.back();
     stack.pop_back();
     if (hi - lo < kQsortSmall || d > kQsortDepth) {
-      shell_sort(lo, hi, d);
+      shell_sort(lo, hi, d, key);
       if (budget_ < 0) return;
       continue;
     }
-    if (d - kd == 8) {
+    if (d - kd == kKeyBytes) {
       load_keys(lo, hi, d);
       kd = d;
     }
+    const int shift = kPosBits + 8 * (d - kd);
     // Where every rotation of the range has the same byte at d, bzip2's partition swaps
     // each with itself and goes on at d + 1: those passes are skipped, all the bytes the
     // keys hold at once.
     {
       uint64_t differ = 0;
       for (int32_t i = lo + 1; i <= hi; i++) differ |= key[i] ^ key[lo];
-      differ >>= 8 * (d - kd);
+      differ >>= shift;
       if ((differ & 0xFF) == 0) {
-        const int32_t same = differ == 0 ? 8 - (d - kd) : __builtin_ctzll(differ) / 8;
+        const int32_t same = differ == 0 ? kKeyBytes - (d - kd) : __builtin_ctzll(differ) / 8;
         stack.push_back({lo, hi, std::min(d + same, kQsortDepth + 1), kd});
         continue;
       }
     }
-    const int shift = 8 * (d - kd);
     auto byte_at = [&](int32_t i) { return int32_t(uint8_t(key[i] >> shift)); };
     std::array<int32_t, 3> m3 = {byte_at(lo), byte_at(hi), byte_at((lo + hi) >> 1)};
     std::sort(m3.begin(), m3.end());
     const int32_t pivot = m3[1];
-    auto swap = [&](int32_t i, int32_t j) {
-      std::swap(ptr[i], ptr[j]);
-      std::swap(key[i], key[j]);
-    };
     // Partition into [= | < | unknown | > | =], then move the equal ends to the middle.
+    // The swaps of equal bytes to the ends are done whether or not (an element with
+    // itself), so that only the end of a scan is a branch.
+    auto swap_if = [&](bool swap, int32_t i, int32_t j) {
+      const uint64_t ki = key[i], kj = key[j];
+      key[j] = swap ? ki : kj;
+      key[i] = swap ? kj : ki;
+    };
     int32_t un_lo = lo, lt_lo = lo, un_hi = hi, gt_hi = hi;
     for (;;) {
-      // The swaps of equal bytes to the ends are done whether or not (an element with
-      // itself), so that only the end of a scan is a branch.
-      auto swap_if = [&](bool swap, int32_t i, int32_t j) {
-        const int32_t pi = ptr[i], pj = ptr[j];
-        const uint64_t ki = key[i], kj = key[j];
-        ptr[j] = swap ? pi : pj;
-        key[j] = swap ? ki : kj;
-        ptr[i] = swap ? pj : pi;
-        key[i] = swap ? kj : ki;
-      };
       for (; un_lo <= un_hi; un_lo++) {
         const int32_t c = byte_at(un_lo) - pivot;
         if (c > 0) break;
@@ -251,16 +256,16 @@ void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
         gt_hi -= c == 0;
       }
       if (un_lo > un_hi) break;
-      swap(un_lo++, un_hi--);
+      std::swap(key[un_lo++], key[un_hi--]);
     }
     if (gt_hi < lt_lo) {
       stack.push_back({lo, hi, d + 1, kd});
       continue;
     }
     int32_t k = std::min(lt_lo - lo, un_lo - lt_lo);
-    for (int32_t i = 0; i < k; i++) swap(lo + i, un_lo - k + i);
+    std::swap_ranges(key + lo, key + lo + k, key + un_lo - k);
     k = std::min(hi - gt_hi, gt_hi - un_hi);
-    for (int32_t i = 0; i < k; i++) swap(un_lo + i, hi - k + 1 + i);
+    std::swap_ranges(key + un_lo, key + un_lo + k, key + hi - k + 1);
     const int32_t less_end = lo + un_lo - lt_lo - 1;
     const int32_t greater_begin = hi - (gt_hi - un_hi) + 1;
     Range next[3] = {{lo, less_end, d, kd}, {greater_begin, hi, d, kd}, {less_end + 1, greater_begin - 1, d + 1, kd}};
@@ -321,12 +326,12 @@ bool MainSort::run() {
     }
     for (int32_t j = start[size_t(ss) << 8]; j < copy_start[size_t(ss)]; j++) {
       const int32_t k = ptr_[j] == 0 ? n_ - 1 : ptr_[j] - 1;
-      const uint8_t c = block_[size_t(k)];
+      const uint8_t c = block_[k];
       if (!big_done[c]) ptr_[size_t(copy_start[c]++)] = k;
     }
     for (int32_t j = start[size_t(ss + 1) << 8] - 1; j > copy_end[size_t(ss)]; j--) {
       const int32_t k = ptr_[j] == 0 ? n_ - 1 : ptr_[j] - 1;
-      const uint8_t c = block_[size_t(k)];
+      const uint8_t c = block_[k];
       if (!big_done[c]) ptr_[size_t(copy_end[c]--)] = k;
     }
     for (int c = 0; c < 256; c++) sorted[size_t(c) << 8 | size_t(ss)] = true;
@@ -368,8 +373,8 @@ bool budget_surely_exhausted(const uint8_t* t, int32_t n, int32_t p) {
 
 }  // namespace
 
-bool bzip2_main_sort(const uint8_t* t, int32_t n, int32_t p, int32_t* order) {
-  return n >= kMainSortMin && !budget_surely_exhausted(t, n, p) && MainSort(t, n, p, order).run();
+bool bzip2_main_sort(const uint8_t* tt, int32_t n, int32_t p, int32_t* order) {
+  return n >= kMainSortMin && !budget_surely_exhausted(tt, n, p) && MainSort(tt, n, p, order).run();
 }
 
 }  // namespace gpbzip2
