@@ -31,10 +31,20 @@ int32_t common_prefix16(const uint16_t* a, const uint16_t* b, int32_t limit) {
                        2 * limit) / 2;
 }
 
+// x mod p for x < 2^32 by two multiplications (Lemire's fastmod) instead of a division.
+struct FastMod {
+  explicit FastMod(uint32_t divisor) : p(divisor), m(~uint64_t(0) / divisor + 1) {}
+  uint32_t operator()(uint32_t x) const {
+    return uint32_t((static_cast<unsigned __int128>(m * x) * p) >> 64);
+  }
+  uint32_t p;
+  uint64_t m;
+};
+
 class MainSort {
  public:
   MainSort(const uint8_t* tt, int32_t n, int32_t p, int32_t* ptr)
-      : n_(n), p_(p), budget_(int64_t(n) * kBudgetPerByte), block_(tt),
+      : n_(n), p_(p), mod_p_(uint32_t(p)), budget_(int64_t(n) * kBudgetPerByte), block_(tt),
         quadrant_(size_t(n + kWrap), 0), ptr_(ptr) {
     if (n > int32_t(kPosMask)) throw Error(ErrorKind::Internal, "bzip2_main_sort: block too long");
   }
@@ -61,6 +71,7 @@ class MainSort {
   static constexpr int32_t kWrap = 128;  // n >= kMainSortMin > kWrap
 
   const int32_t n_, p_;
+  const FastMod mod_p_;
   int64_t budget_;
   bool quadrants_set_ = false;
   // The block twice (its caller's). Cyclic reads start under n + 43 (an offset under
@@ -74,6 +85,10 @@ class MainSort {
   std::vector<uint64_t> key_;
   std::vector<Record> records_;  // a shell sort's rotations
   std::vector<int32_t> index_;
+  struct Range {  // the quicksort's
+    int32_t lo, hi, d, kd;
+  };
+  std::vector<Range> stack_;
   int32_t* const ptr_;  // n entries
 };
 
@@ -151,7 +166,7 @@ void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d, const uint64_t* pac
     std::memcpy(&k1, at + 8, 4);
     r.key0 = __builtin_bswap64(k0);
     r.key1 = __builtin_bswap32(k1);
-    r.residue = (r.pos + d) % p_;
+    r.residue = int32_t(mod_p_(uint32_t(r.pos + d)));
     if (quadrants_set_)
       std::memcpy(r.quadrant, quadrant_.data() + r.pos + d + 12, sizeof r.quadrant);
     index_[size_t(i)] = i;
@@ -186,9 +201,6 @@ void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d, const uint64_t* pac
 // once every 5 depths, so a pass reads its byte there instead of the block: the same
 // partitions in sequential memory. The shell sorts at its leaves write ptr_ back.
 void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
-  struct Range {
-    int32_t lo, hi, d, kd;
-  };
   const uint8_t* b = block_;
   key_.resize(size_t(hi0 - lo0 + 1));
   uint64_t* key = key_.data() - lo0;
@@ -202,7 +214,8 @@ void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
     }
   };
   load_keys(lo0, hi0, d0);
-  std::vector<Range> stack{{lo0, hi0, d0, d0}};
+  std::vector<Range>& stack = stack_;
+  stack.assign(1, {lo0, hi0, d0, d0});
   while (!stack.empty()) {
     auto [lo, hi, d, kd] = stack.back();
     stack.pop_back();
@@ -278,13 +291,22 @@ void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
 }
 
 bool MainSort::run() {
-  // Buckets by the first two bytes, each in increasing position order.
+  // Buckets by the first two bytes, each in increasing position order: the bucket's
+  // positions under p, then the same plus p, plus 2p...; so only the first period is
+  // scattered, and each bucket copied on from its first part.
+  const int32_t copies = n_ / p_;
   std::vector<int32_t> start(65537, 0);
-  for (int32_t i = 0; i < n_; i++) start[pair(i) + 1]++;
-  for (size_t s = 1; s < start.size(); s++) start[s] += start[s - 1];
+  for (int32_t i = 0; i < p_; i++) start[pair(i) + 1]++;
+  for (size_t s = 1; s < start.size(); s++) start[s] = start[s - 1] + copies * start[s];
   {
     std::vector<int32_t> fill(start.begin(), start.end() - 1);
-    for (int32_t i = 0; i < n_; i++) ptr_[fill[pair(i)]++] = i;
+    for (int32_t i = 0; i < p_; i++) ptr_[fill[pair(i)]++] = i;
+    for (size_t s = 0; s + 1 < start.size(); s++) {
+      int32_t* bucket = ptr_ + start[s];
+      const int32_t len = fill[s] - start[s];
+      for (int32_t c = 1; c < copies; c++)
+        for (int32_t x = 0; x < len; x++) bucket[c * len + x] = bucket[x] + c * p_;
+    }
   }
   auto big_size = [&](int c) { return start[size_t(c + 1) << 8] - start[size_t(c) << 8]; };
 
