@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/huge_pages.h"
+
 namespace gpbzip2 {
 
 struct BwtResult {
@@ -17,8 +19,8 @@ struct BwtResult {
 
 // Scratch memory reused from block to block by one thread.
 struct BwtWorkspace {
-  std::vector<uint8_t> text;  // the last byte, then the block twice: any rotation is contiguous
-  std::vector<int32_t> sa;
+  HugePageVector<uint8_t> text;  // the last byte, then the block twice: any rotation is contiguous
+  HugePageVector<int32_t> sa;
   std::vector<int32_t> aux;
 };
 

@@ -16,6 +16,7 @@
 
 #include "bwt_periodic.h"
 #include "common/error.h"
+#include "common/huge_pages.h"
 
 namespace gpbzip2 {
 namespace {
@@ -78,7 +79,7 @@ class MainSort {
   // n + 15, 12 bytes, 16 cached quadrants) and run 64 positions at most before they are
   // brought back under n, so quadrants are kept repeated kWrap positions past n.
   const uint8_t* const block_;
-  std::vector<uint16_t> quadrant_;
+  HugePageVector<uint16_t> quadrant_;
   // The quicksort's words: a position and 5 of its bytes.
   static constexpr int kPosBits = 24, kKeyBytes = (64 - kPosBits) / 8;
   static constexpr uint64_t kPosMask = (uint64_t(1) << kPosBits) - 1;
