@@ -15,7 +15,9 @@
 #include <divsufsort.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <numeric>
 
 #include "common/error.h"
 
@@ -45,6 +47,7 @@ int32_t rotation_common_prefix(const uint8_t* t, int32_t n, int32_t i, int32_t j
 struct LeastRotation {
   int32_t start;
   bool periodic;
+  int32_t distance;  // periodic: between two starts of the least rotation, a multiple of |u|
 };
 LeastRotation least_rotation(const uint8_t* t, int32_t n) {
   uint8_t least = 255;
@@ -57,23 +60,25 @@ LeastRotation least_rotation(const uint8_t* t, int32_t n) {
   int32_t i = next(0), j = next(i + 1);
   while (i < n && j < n) {
     const int32_t k = rotation_common_prefix(t, n, i, j);
-    if (k == n) return {std::min(i, j), true};
+    if (k == n) return {std::min(i, j), true, std::abs(i - j)};
     if (at(i + k) > at(j + k))
       i = next(i + k + 1);
     else
       j = next(j + k + 1);
     if (i == j) j = next(j + 1);
   }
-  return {std::min(i, j), false};
+  return {std::min(i, j), false, 0};
 }
 
 // w is a least rotation, so w = u^k for a Lyndon word u; returns |u| (Duval's first
-// factor).
-int32_t lyndon_period(const uint8_t* w, int32_t n) {
+// factor). w repeats every `distance` bytes and every n, so every g = gcd of the two, and
+// Duval's scan stops at g.
+int32_t lyndon_period(const uint8_t* w, int32_t n, int32_t distance) {
+  const int32_t g = std::gcd(n, distance);
   int32_t j = 1, k = 0;
-  for (; j < n && w[k] <= w[j]; j++) k = w[k] < w[j] ? 0 : k + 1;
+  for (; j < g && w[k] <= w[j]; j++) k = w[k] < w[j] ? 0 : k + 1;
   const int32_t p = j - k;
-  if (j != n || n % p != 0 || std::memcmp(w, w + p, size_t(n - p)) != 0)
+  if (j != g || g % p != 0 || std::memcmp(w, w + p, size_t(n - p)) != 0)
     throw Error(ErrorKind::Internal, "BWT: block rotated to a non-least rotation");
   return p;
 }
@@ -87,37 +92,26 @@ size_t scratch_bytes(int32_t n) {
 }  // namespace
 
 uint16_t* BwtWorkspace::spare(int32_t n) {
-  sa.reserve(scratch_bytes(n));
+  sa.resize(scratch_bytes(n));
   return reinterpret_cast<uint16_t*>(sa.data() + spare_offset(n));
 }
 
 BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
   // The last column is written over the rotations as they are read: byte r lies in
   // sa[r / 4], which has been read by then.
-  ws.sa.reserve(scratch_bytes(n));
+  ws.sa.resize(scratch_bytes(n));
   int32_t* const sa = reinterpret_cast<int32_t*>(ws.sa.data());
   uint8_t* const last = ws.sa.data();
   if (n == 0) return {last, 0};
   const LeastRotation least = least_rotation(t, n);
   const int32_t shift = least.start;
-  // w: the least rotation. Rotation x of t is rotation (x - shift) mod n of w.
-  ws.text.resize(size_t(n));
-  uint8_t* const w = ws.text.data();
-  std::memcpy(w, t + shift, size_t(n - shift));
-  std::memcpy(w + (n - shift), t, size_t(shift));
-  const int32_t p = least.periodic ? lyndon_period(w, n) : n;
-  if (p < n && bzip2_main_sort(t, n, p, sa)) {
-    // Where bzip2's main sort finishes on a periodic block, it is the whole BWT.
-    uint32_t orig_ptr = 0;
-    for (int32_t r = 0; r < n; r++) {
-      const int32_t x = sa[r];
-      if (x == 0) orig_ptr = uint32_t(r);
-      last[r] = t[(x == 0 ? n : x) - 1];
-    }
-    return {last, orig_ptr};
-  }
-  if (divsufsort(w, sa, p) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
-  if (p == n) {
+  if (!least.periodic) {
+    // w: the least rotation. Rotation x of t is rotation (x - shift) mod n of w.
+    ws.text.resize(size_t(n));
+    uint8_t* const w = ws.text.data();
+    std::memcpy(w, t + shift, size_t(n - shift));
+    std::memcpy(w + (n - shift), t, size_t(shift));
+    if (divsufsort(w, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
     const int32_t zero = (n - shift) % n;
     uint32_t orig_ptr = 0;
     for (int32_t r = 0; r < n; r++) {
@@ -127,11 +121,31 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
     }
     return {last, orig_ptr};
   }
+  // A periodic block: t[n-1], then t twice, which bzip2's main sort reads rotations from
+  // straight, and in which w = text + 1 + shift is the least rotation, with w[-1] = w[n-1].
+  ws.text.resize(2 * size_t(n) + 1);
+  uint8_t* const text = ws.text.data();
+  text[0] = t[n - 1];
+  std::memcpy(text + 1, t, size_t(n));
+  std::memcpy(text + 1 + n, t, size_t(n));
+  const uint8_t* const w = text + 1 + shift;
+  const int32_t p = lyndon_period(w, n, least.distance);
+  if (bzip2_main_sort(text + 1, n, p, sa)) {
+    // Where bzip2's main sort finishes, it is the whole BWT: text[x] = t[x - 1].
+    uint32_t orig_ptr = 0;
+    for (int32_t r = 0; r < n; r++) {
+      const int32_t x = sa[r];
+      if (x == 0) orig_ptr = uint32_t(r);
+      last[r] = text[x];
+    }
+    return {last, orig_ptr};
+  }
+  if (divsufsort(w, sa, p) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
   // u = w[0, p) sorted stands for its k equal copies: u's last column, each byte k times,
   // spread from the top down so that no byte is overwritten before it is read.
   const uint32_t orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux);
   const int32_t k = n / p;
-  for (int32_t r = 0; r < p; r++) last[r] = w[(sa[r] == 0 ? p : sa[r]) - 1];
+  for (int32_t r = 0; r < p; r++) last[r] = w[sa[r] - 1];
   for (int32_t r = p - 1; r >= 0; r--) std::memset(last + size_t(r) * size_t(k), last[r], size_t(k));
   return {last, orig_ptr};
 }

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "block_reader.h"
+#include "common/huge_pages.h"
 
 namespace gpbzip2 {
 
@@ -18,13 +18,13 @@ struct BwtResult {
 };
 
 // Scratch memory reused from block to block by one thread, as bzip2 reuses its arrays:
-// `sa` holds the sorted rotations (4 bytes each, never zeroed), then the last column in
+// `sa` holds the sorted rotations (4 bytes each), then the last column in
 // its first n bytes, and the caller may code the block's symbols after that (`spare`):
 // one array for three stages, since every thread holds one (6n bytes a thread with the
 // text and the run-length coding, where an array per stage took 10n).
 struct BwtWorkspace {
-  std::vector<uint8_t> text;  // the block turned to its least rotation
-  ByteBuffer sa;
+  HugePageVector<uint8_t> text;  // the block turned to its least rotation
+  HugePageVector<uint8_t> sa;
   std::vector<int32_t> aux;
   // Room for n + kSpareExtra 16-bit values after the last column of a block of n bytes,
   // which stays where the sort left it.

@@ -24,10 +24,10 @@ struct PeriodicBlock {
 // bzip2 sorts blocks of this many bytes or more with its main sort first.
 inline constexpr int32_t kMainSortMin = 10000;
 
-// bzip2's main sort of the periodic block t (|t| = n, period p) with its work budget:
-// true, with the rotations in order[0..n), if it finishes within the budget; false where
-// bzip2 gives up and uses its fallback sort.
-bool bzip2_main_sort(const uint8_t* t, int32_t n, int32_t p, int32_t* order);
+// bzip2's main sort of the periodic block t (|t| = n < 2^24, period p), given as tt = t t
+// (2n bytes), with its work budget: true, with the rotations in order[0..n), if it
+// finishes within the budget; false where bzip2 gives up and uses its fallback sort.
+bool bzip2_main_sort(const uint8_t* tt, int32_t n, int32_t p, int32_t* order);
 
 // origPtr as bzip2's fallback sort leaves it.
 uint32_t bzip2_fallback_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux);

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "bwt_periodic.h"
+#include "common/error.h"
+#include "common/huge_pages.h"
 
 namespace gpbzip2 {
 namespace {
@@ -30,140 +32,257 @@ int32_t common_prefix16(const uint16_t* a, const uint16_t* b, int32_t limit) {
                        2 * limit) / 2;
 }
 
+// x mod p for x < 2^32 by two multiplications (Lemire's fastmod) instead of a division.
+struct FastMod {
+  explicit FastMod(uint32_t divisor) : p(divisor), m(~uint64_t(0) / divisor + 1) {}
+  uint32_t operator()(uint32_t x) const {
+    return uint32_t((static_cast<unsigned __int128>(m * x) * p) >> 64);
+  }
+  uint32_t p;
+  uint64_t m;
+};
+
 class MainSort {
  public:
-  MainSort(const uint8_t* t, int32_t n, int32_t p, int32_t* ptr)
-      : n_(n), p_(p), budget_(int64_t(n) * kBudgetPerByte), block_(size_t(2 * n + 64)),
-        quadrant_(block_.size(), 0), ptr_(ptr) {
-    // Cyclic reads run up to 2n + 42 positions (an offset under n + 15, 12 bytes, then
-    // n + 16 more), so the block and its quadrants are kept repeated that far.
-    for (size_t at = 0; at < block_.size(); at += size_t(n))
-      std::memcpy(block_.data() + at, t, std::min(size_t(n), block_.size() - at));
+  MainSort(const uint8_t* tt, int32_t n, int32_t p, int32_t* ptr)
+      : n_(n), p_(p), mod_p_(uint32_t(p)), budget_(int64_t(n) * kBudgetPerByte), block_(tt),
+        quadrant_(size_t(n + kWrap), 0), ptr_(ptr) {
+    if (n > int32_t(kPosMask)) throw Error(ErrorKind::Internal, "bzip2_main_sort: block too long");
   }
 
   bool run();
 
  private:
-  uint32_t pair(int32_t i) const { return uint32_t(block_[size_t(i)]) << 8 | block_[size_t(i) + 1]; }
-  bool greater(int32_t i1, int32_t i2);
-  void shell_sort(int32_t lo, int32_t hi, int32_t d);
+  uint32_t pair(int32_t i) const { return uint32_t(block_[i]) << 8 | block_[i + 1]; }
+  static constexpr int32_t kCachedQuadrants = 16;
+  struct Record {
+    uint64_t key0;
+    uint32_t key1;
+    int32_t pos, residue;  // residue: (pos + d) mod p, equal for equal rotations
+    uint16_t quadrant[kCachedQuadrants];
+  };
+  bool greater(const Record& x, const Record& y, int32_t d);
+  bool greater_after12(int32_t i1, int32_t i2, bool equal, int32_t from);
+  void shell_sort(int32_t lo, int32_t hi, int32_t d, const uint64_t* packed);
   void quicksort(int32_t lo, int32_t hi, int32_t d);
   void set_quadrant(int32_t i, uint16_t v) {
-    for (size_t j = size_t(i); j < quadrant_.size(); j += size_t(n_)) quadrant_[j] = v;
+    quadrant_[size_t(i)] = v;
+    if (i < kWrap) quadrant_[size_t(i + n_)] = v;
   }
+  static constexpr int32_t kWrap = 128;  // n >= kMainSortMin > kWrap
 
   const int32_t n_, p_;
+  const FastMod mod_p_;
   int64_t budget_;
   bool quadrants_set_ = false;
-  std::vector<uint8_t> block_;
-  std::vector<uint16_t> quadrant_;
+  // The block twice (its caller's). Cyclic reads start under n + 43 (an offset under
+  // n + 15, 12 bytes, 16 cached quadrants) and run 64 positions at most before they are
+  // brought back under n, so quadrants are kept repeated kWrap positions past n.
+  const uint8_t* const block_;
+  HugePageVector<uint16_t> quadrant_;
+  // The quicksort's words: a position and 5 of its bytes.
+  static constexpr int kPosBits = 24, kKeyBytes = (64 - kPosBits) / 8;
+  static constexpr uint64_t kPosMask = (uint64_t(1) << kPosBits) - 1;
+  std::vector<uint64_t> key_;
+  std::vector<Record> records_;  // a shell sort's rotations
+  std::vector<int32_t> index_;
+  struct Range {  // the quicksort's
+    int32_t lo, hi, d, kd;
+  };
+  std::vector<Range> stack_;
   int32_t* const ptr_;  // n entries
 };
 
-// Is the rotation at i1 greater than the one at i2? 12 bytes, then (byte, quadrant)
-// pairs in steps of 8 until n + 8 positions are past, one unit of budget a step. Looked
-// at 64 positions at a time: quadrants often decide long before the bytes would.
-bool MainSort::greater(int32_t i1, int32_t i2) {
-  const uint8_t* b = block_.data();
-  const int32_t m = common_prefix(b + i1, b + i2, 12);
-  if (m < 12) return b[i1 + m] > b[i2 + m];
-  i1 += 12;
-  i2 += 12;
+// Is the rotation at i1 - 12 greater than the one at i2 - 12, their first 12 bytes equal?
+// (byte, quadrant) pairs in steps of 8 until n + 8 positions are past, one unit of budget
+// a step; those before `from` (a multiple of 8) are known equal. Looked at 64 positions at
+// a time: quadrants often decide long before the bytes would. Rotations a period apart
+// (`equal`) have equal bytes: only quadrants can tell them apart, and before the first big
+// bucket is finished nothing can.
+bool MainSort::greater_after12(int32_t i1, int32_t i2, bool equal, int32_t from) {
+  const uint8_t* b = block_;
   const uint16_t* q = quadrant_.data();
   const int32_t steps = (n_ + 8) / 8 + 1, span = 8 * steps;
-  // Rotations a period apart are equal: only quadrants can tell them apart, and before the
-  // first big bucket is finished nothing can.
-  const bool equal = (i1 - i2) % p_ == 0;
   if (equal && !quadrants_set_) {
     budget_ -= steps;
     return false;
   }
-  for (int32_t at = 0; at < span; at += 64) {
+  for (int32_t at = from; at < span; at += 64) {
+    // i + at is under 2n + 43: taken back under n + 43 where it is n or more.
+    const int32_t c1 = i1 + at - (i1 + at >= n_ ? n_ : 0);
+    const int32_t c2 = i2 + at - (i2 + at >= n_ ? n_ : 0);
     const int32_t len = std::min(64, span - at);
-    const int32_t mb = equal ? len : common_prefix(b + i1 + at, b + i2 + at, len);
-    const int32_t mq = common_prefix16(q + i1 + at, q + i2 + at, std::min(len, mb + 1));
+    const int32_t mb = equal ? len : common_prefix(b + c1, b + c2, len);
+    const int32_t mq = common_prefix16(q + c1, q + c2, std::min(len, mb + 1));
     if (mb == len && mq >= len) continue;
-    const int32_t x = at + std::min(mb, mq);
-    budget_ -= x / 8;
-    return mb <= mq ? b[i1 + x] > b[i2 + x] : q[i1 + x] > q[i2 + x];
+    const int32_t x = std::min(mb, mq);
+    budget_ -= (at + x) / 8;
+    return mb <= mq ? b[c1 + x] > b[c2 + x] : q[c1 + x] > q[c2 + x];
   }
   budget_ -= steps;
   return false;
 }
 
-void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d) {
+// bzip2's comparison (mainGtU) of the rotations at x.pos + d and y.pos + d: their first
+// 12 bytes from the records' keys (rotations a period apart skip them: equal), and for
+// those, the first kCachedQuadrants quadrants after them from the records too.
+bool MainSort::greater(const Record& x, const Record& y, int32_t d) {
+  const bool equal = x.residue == y.residue;
+  if (!equal) {
+    if (x.key0 != y.key0) return x.key0 > y.key0;
+    if (x.key1 != y.key1) return x.key1 > y.key1;
+    return greater_after12(x.pos + d + 12, y.pos + d + 12, false, 0);
+  }
+  if (!quadrants_set_) return greater_after12(x.pos + d + 12, y.pos + d + 12, true, 0);
+  const int32_t mq = common_prefix16(x.quadrant, y.quadrant, kCachedQuadrants);
+  if (mq < kCachedQuadrants) {
+    budget_ -= mq / 8;
+    return x.quadrant[mq] > y.quadrant[mq];
+  }
+  return greater_after12(x.pos + d + 12, y.pos + d + 12, true, kCachedQuadrants);
+}
+
+// The rotations of a range are read once each, before the shell sort starts: their 12
+// bytes past depth d as two big-endian keys, and the first kCachedQuadrants quadrants
+// after those. The insertions then move indices into these records: the same
+// comparisons as bzip2's, without two cache misses for each.
+void MainSort::shell_sort(int32_t lo, int32_t hi, int32_t d, const uint64_t* packed) {
   static constexpr int32_t kIncrements[] = {1,     4,     13,     40,     121,    364,     1093,
                                             3280,  9841,  29524,  88573,  265720, 797161, 2391484};
   const int32_t count = hi - lo + 1;
-  if (count < 2) return;
+  if (count < 2) {
+    if (count == 1) ptr_[lo] = int32_t(packed[lo] & kPosMask);
+    return;
+  }
+  records_.resize(size_t(count));
+  index_.resize(size_t(count));
+  const uint8_t* b = block_;
+  for (int32_t i = 0; i < count; i++) {
+    Record& r = records_[size_t(i)];
+    r.pos = int32_t(packed[lo + i] & kPosMask);
+    const uint8_t* at = b + r.pos + d;
+    uint64_t k0;
+    uint32_t k1;
+    std::memcpy(&k0, at, 8);
+    std::memcpy(&k1, at + 8, 4);
+    r.key0 = __builtin_bswap64(k0);
+    r.key1 = __builtin_bswap32(k1);
+    r.residue = int32_t(mod_p_(uint32_t(r.pos + d)));
+    if (quadrants_set_)
+      std::memcpy(r.quadrant, quadrant_.data() + r.pos + d + 12, sizeof r.quadrant);
+    index_[size_t(i)] = i;
+  }
+  const Record* rec = records_.data();
+  int32_t* idx = index_.data();
   int hp = 0;
   while (kIncrements[hp] < count) hp++;
   for (hp--; hp >= 0; hp--) {
     const int32_t h = kIncrements[hp];
     // Insertions go in threes between budget checks.
-    for (int32_t i = lo + h; i <= hi;) {
-      for (int c = 0; c < 3 && i <= hi; c++, i++) {
-        const int32_t v = ptr_[i];
+    for (int32_t i = h; i < count;) {
+      for (int c = 0; c < 3 && i < count; c++, i++) {
+        const int32_t v = idx[i];
         int32_t j = i;
-        while (greater(ptr_[j - h] + d, v + d)) {
-          ptr_[j] = ptr_[j - h];
+        while (greater(rec[idx[j - h]], rec[v], d)) {
+          idx[j] = idx[j - h];
           j -= h;
-          if (j <= lo + h - 1) break;
+          if (j <= h - 1) break;
         }
-        ptr_[j] = v;
+        idx[j] = v;
       }
       if (budget_ < 0) return;
     }
   }
+  for (int32_t i = 0; i < count; i++) ptr_[lo + i] = rec[idx[i]].pos;
 }
 
 // Multikey quicksort on the byte at depth d, median of three; the parts are pushed
-// largest first so the smallest is sorted first.
+// largest first so the smallest is sorted first. It moves one word per rotation: its
+// position in the low kPosBits bits and its bytes at depths kd..kd+4 above them, read
+// once every 5 depths, so a pass reads its byte there instead of the block: the same
+// partitions in sequential memory. The shell sorts at its leaves write ptr_ back.
 void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
-  struct Range {
-    int32_t lo, hi, d;
+  const uint8_t* b = block_;
+  key_.resize(size_t(hi0 - lo0 + 1));
+  uint64_t* key = key_.data() - lo0;
+  for (int32_t i = lo0; i <= hi0; i++) key[i] = uint64_t(ptr_[i]);
+  auto load_keys = [&](int32_t lo, int32_t hi, int32_t d) {
+    for (int32_t i = lo; i <= hi; i++) {
+      const uint64_t pos = key[i] & kPosMask;
+      uint64_t bytes;
+      std::memcpy(&bytes, b + pos + uint64_t(d), 8);
+      key[i] = bytes << kPosBits | pos;
+    }
   };
-  std::vector<Range> stack{{lo0, hi0, d0}};
-  int32_t* ptr = ptr_;
-  const uint8_t* b = block_.data();
+  load_keys(lo0, hi0, d0);
+  std::vector<Range>& stack = stack_;
+  stack.assign(1, {lo0, hi0, d0, d0});
   while (!stack.empty()) {
-    const auto [lo, hi, d] = stack.back();
+    auto [lo, hi, d, kd] = stack.back();
     stack.pop_back();
     if (hi - lo < kQsortSmall || d > kQsortDepth) {
-      shell_sort(lo, hi, d);
+      shell_sort(lo, hi, d, key);
       if (budget_ < 0) return;
       continue;
     }
-    std::array<int32_t, 3> m3 = {b[ptr[lo] + d], b[ptr[hi] + d], b[ptr[(lo + hi) >> 1] + d]};
+    if (d - kd == kKeyBytes) {
+      load_keys(lo, hi, d);
+      kd = d;
+    }
+    const int shift = kPosBits + 8 * (d - kd);
+    // Where every rotation of the range has the same byte at d, bzip2's partition swaps
+    // each with itself and goes on at d + 1: those passes are skipped, all the bytes the
+    // keys hold at once.
+    {
+      uint64_t differ = 0;
+      for (int32_t i = lo + 1; i <= hi; i++) differ |= key[i] ^ key[lo];
+      differ >>= shift;
+      if ((differ & 0xFF) == 0) {
+        const int32_t same = differ == 0 ? kKeyBytes - (d - kd) : __builtin_ctzll(differ) / 8;
+        stack.push_back({lo, hi, std::min(d + same, kQsortDepth + 1), kd});
+        continue;
+      }
+    }
+    auto byte_at = [&](int32_t i) { return int32_t(uint8_t(key[i] >> shift)); };
+    std::array<int32_t, 3> m3 = {byte_at(lo), byte_at(hi), byte_at((lo + hi) >> 1)};
     std::sort(m3.begin(), m3.end());
     const int32_t pivot = m3[1];
     // Partition into [= | < | unknown | > | =], then move the equal ends to the middle.
+    // The swaps of equal bytes to the ends are done whether or not (an element with
+    // itself), so that only the end of a scan is a branch.
+    auto swap_if = [&](bool swap, int32_t i, int32_t j) {
+      const uint64_t ki = key[i], kj = key[j];
+      key[j] = swap ? ki : kj;
+      key[i] = swap ? kj : ki;
+    };
     int32_t un_lo = lo, lt_lo = lo, un_hi = hi, gt_hi = hi;
     for (;;) {
       for (; un_lo <= un_hi; un_lo++) {
-        const int32_t c = b[ptr[un_lo] + d] - pivot;
+        const int32_t c = byte_at(un_lo) - pivot;
         if (c > 0) break;
-        if (c == 0) std::swap(ptr[un_lo], ptr[lt_lo++]);
+        swap_if(c == 0, un_lo, lt_lo);
+        lt_lo += c == 0;
       }
       for (; un_lo <= un_hi; un_hi--) {
-        const int32_t c = b[ptr[un_hi] + d] - pivot;
+        const int32_t c = byte_at(un_hi) - pivot;
         if (c < 0) break;
-        if (c == 0) std::swap(ptr[un_hi], ptr[gt_hi--]);
+        swap_if(c == 0, un_hi, gt_hi);
+        gt_hi -= c == 0;
       }
       if (un_lo > un_hi) break;
-      std::swap(ptr[un_lo++], ptr[un_hi--]);
+      std::swap(key[un_lo++], key[un_hi--]);
     }
     if (gt_hi < lt_lo) {
-      stack.push_back({lo, hi, d + 1});
+      stack.push_back({lo, hi, d + 1, kd});
       continue;
     }
     int32_t k = std::min(lt_lo - lo, un_lo - lt_lo);
-    std::swap_ranges(ptr + lo, ptr + lo + k, ptr + un_lo - k);
+    std::swap_ranges(key + lo, key + lo + k, key + un_lo - k);
     k = std::min(hi - gt_hi, gt_hi - un_hi);
-    std::swap_ranges(ptr + un_lo, ptr + un_lo + k, ptr + hi - k + 1);
+    std::swap_ranges(key + un_lo, key + un_lo + k, key + hi - k + 1);
     const int32_t less_end = lo + un_lo - lt_lo - 1;
     const int32_t greater_begin = hi - (gt_hi - un_hi) + 1;
-    Range next[3] = {{lo, less_end, d}, {greater_begin, hi, d}, {less_end + 1, greater_begin - 1, d + 1}};
+    Range next[3] = {{lo, less_end, d, kd}, {greater_begin, hi, d, kd}, {less_end + 1, greater_begin - 1, d + 1, kd}};
     auto size = [&](int i) { return next[i].hi - next[i].lo; };
     if (size(0) < size(1)) std::swap(next[0], next[1]);
     if (size(1) < size(2)) std::swap(next[1], next[2]);
@@ -173,13 +292,22 @@ void MainSort::quicksort(int32_t lo0, int32_t hi0, int32_t d0) {
 }
 
 bool MainSort::run() {
-  // Buckets by the first two bytes, each in increasing position order.
+  // Buckets by the first two bytes, each in increasing position order: the bucket's
+  // positions under p, then the same plus p, plus 2p...; so only the first period is
+  // scattered, and each bucket copied on from its first part.
+  const int32_t copies = n_ / p_;
   std::vector<int32_t> start(65537, 0);
-  for (int32_t i = 0; i < n_; i++) start[pair(i) + 1]++;
-  for (size_t s = 1; s < start.size(); s++) start[s] += start[s - 1];
+  for (int32_t i = 0; i < p_; i++) start[pair(i) + 1]++;
+  for (size_t s = 1; s < start.size(); s++) start[s] = start[s - 1] + copies * start[s];
   {
     std::vector<int32_t> fill(start.begin(), start.end() - 1);
-    for (int32_t i = 0; i < n_; i++) ptr_[fill[pair(i)]++] = i;
+    for (int32_t i = 0; i < p_; i++) ptr_[fill[pair(i)]++] = i;
+    for (size_t s = 0; s + 1 < start.size(); s++) {
+      int32_t* bucket = ptr_ + start[s];
+      const int32_t len = fill[s] - start[s];
+      for (int32_t c = 1; c < copies; c++)
+        for (int32_t x = 0; x < len; x++) bucket[c * len + x] = bucket[x] + c * p_;
+    }
   }
   auto big_size = [&](int c) { return start[size_t(c + 1) << 8] - start[size_t(c) << 8]; };
 
@@ -221,12 +349,12 @@ bool MainSort::run() {
     }
     for (int32_t j = start[size_t(ss) << 8]; j < copy_start[size_t(ss)]; j++) {
       const int32_t k = ptr_[j] == 0 ? n_ - 1 : ptr_[j] - 1;
-      const uint8_t c = block_[size_t(k)];
+      const uint8_t c = block_[k];
       if (!big_done[c]) ptr_[size_t(copy_start[c]++)] = k;
     }
     for (int32_t j = start[size_t(ss + 1) << 8] - 1; j > copy_end[size_t(ss)]; j--) {
       const int32_t k = ptr_[j] == 0 ? n_ - 1 : ptr_[j] - 1;
-      const uint8_t c = block_[size_t(k)];
+      const uint8_t c = block_[k];
       if (!big_done[c]) ptr_[size_t(copy_end[c]--)] = k;
     }
     for (int c = 0; c < 256; c++) sorted[size_t(c) << 8 | size_t(ss)] = true;
@@ -268,8 +396,8 @@ bool budget_surely_exhausted(const uint8_t* t, int32_t n, int32_t p) {
 
 }  // namespace
 
-bool bzip2_main_sort(const uint8_t* t, int32_t n, int32_t p, int32_t* order) {
-  return n >= kMainSortMin && !budget_surely_exhausted(t, n, p) && MainSort(t, n, p, order).run();
+bool bzip2_main_sort(const uint8_t* tt, int32_t n, int32_t p, int32_t* order) {
+  return n >= kMainSortMin && !budget_surely_exhausted(tt, n, p) && MainSort(tt, n, p, order).run();
 }
 
 }  // namespace gpbzip2

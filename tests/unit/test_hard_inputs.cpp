@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compress/block_reader.h"
+#include "compress/bwt_periodic.h"
 #include "common/format.h"
 #include "generators.h"
 #include "test_helpers.h"
@@ -221,4 +222,61 @@ TEST_CASE("periods that divide the block limit make every full block periodic", 
     REQUIRE(is_periodic(blocks[1]));
     check_identical(in, level);
   }
+}
+
+TEST_CASE("random periodic blocks of many periods and sizes", "[oracle][hard]") {
+  // Random words, letters with a few rare bytes (which keep bzip2's main sort within its
+  // budget: its first big bucket is small), and chunks repeated with edits inside the
+  // period; 2 to 6 copies mostly, some many. No byte equals the one before it, across the
+  // seams too, so the first RLE leaves the block as it is: periodic. Some of these bzip2's
+  // main sort finishes, some it gives up on; both are counted.
+  std::mt19937 rng(2026);
+  int finished = 0, gave_up = 0;
+  for (int c = 0; c < 48; c++) {
+    const int kind = c % 3;
+    const size_t copies = c % 8 == 7 ? 8 + rng() % 33 : 2 + rng() % 5;
+    const size_t size = c % 16 == 5 ? 899980 - rng() % 1000 : 10000 + rng() % 390000;
+    const size_t p = std::max<size_t>(size / copies, 2);
+    std::vector<uint8_t> v(p);
+    if (kind == 0) {
+      std::vector<std::string> words;
+      for (int w = 0; w < 60; w++) {
+        std::string s(1 + rng() % 9, ' ');
+        for (char& ch : s) ch = char('a' + rng() % 26);
+        words.push_back(s);
+      }
+      std::string s;
+      while (s.size() < p) s += words[rng() % words.size()] + (rng() % 9 ? " " : ".\n");
+      std::copy_n(s.begin(), p, v.begin());
+    } else if (kind == 1) {
+      const unsigned alphabet = std::vector<unsigned>{3, 4, 26, 200}[rng() % 4];
+      for (auto& b : v) b = uint8_t('A' + rng() % alphabet);
+    } else {
+      const size_t chunk = 1 + rng() % 700;
+      for (size_t i = 0; i < p; i++) v[i] = i < chunk ? uint8_t('a' + rng() % 20) : v[i - chunk];
+      for (int e = 0; e < 6; e++) v[rng() % p] ^= 0x20;
+    }
+    if (rng() % 4 != 0)
+      for (int r = 1 + int(rng() % 6); r > 0; r--) v[rng() % p] = uint8_t(1 + rng() % 4);
+    for (size_t i = 1; i <= p; i++)
+      if (v[i % p] == v[i - 1]) v[i % p] = uint8_t(v[i % p] + 7 + (v[(i + 1) % p] == uint8_t(v[i % p] + 7)));
+    if (v[0] == v[p - 1] || v[0] == v[1 % p]) continue;
+    std::vector<uint8_t> in;
+    for (size_t k = 0; k < copies; k++) in.insert(in.end(), v.begin(), v.end());
+    const int level = int(in.size() / 100000) + 1;
+    if (level > 9 || in.size() > size_t(block_limit(level))) continue;
+    INFO("case " << c << ": " << copies << " copies of " << p << " bytes, kind " << kind);
+    const auto blocks = blocks_of(in, level);
+    REQUIRE(blocks.size() == 1);
+    REQUIRE(blocks[0] == in);
+    std::vector<uint8_t> tt(in);
+    tt.insert(tt.end(), in.begin(), in.end());
+    std::vector<int32_t> order(in.size());
+    (gpbzip2::bzip2_main_sort(tt.data(), int32_t(in.size()), int32_t(p), order.data()) ? finished
+                                                                                      : gave_up)++;
+    check_identical(in, level);
+  }
+  INFO(finished << " finished, " << gave_up << " gave up");
+  CHECK(finished >= 5);
+  CHECK(gave_up >= 5);
 }
