@@ -90,10 +90,12 @@ class InputWindow {
 // Opening a GPU costs about 0.45 s of wall time however little it then does, so
 // GpuMode::Auto opens one only for inputs that the CPU stations alone would take longer
 // than kGpuWorthSeconds on, taking a CPU thread to decode about kCpuBytesPerSecond of
-// compressed input (-9 blocks of text; kernels/NOTES.md has the runs). From a pipe it
-// opens once a quarter of that is read, as compression does.
+// compressed input: 13 MB/s a thread on silesia-7x16 from -9 with 16 threads (H100 host)
+// and 32 (2 x H200 host), where the GPU lost at 32 threads (0.72-0.74 s against 0.54-0.56
+// off) and won at 16 (0.81-0.89 s against 0.96-1.24). From a pipe it opens once a quarter
+// of that is read, as compression does.
 constexpr double kGpuWorthSeconds = 0.8;
-constexpr double kCpuBytesPerSecondPerThread = 8e6;
+constexpr double kCpuBytesPerSecondPerThread = 13e6;
 
 // Blocks out at the stations at once. Two per thread leave slack where block times vary;
 // one station overlaps only with the checker writing, for which one block ahead is
