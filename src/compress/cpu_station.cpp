@@ -1,5 +1,7 @@
 #include "cpu_station.h"
 
+#include <optional>
+
 #include "perturb.h"
 
 namespace gpbzip2 {
@@ -32,20 +34,18 @@ static_assert(symbol_capacity(0) <= BwtWorkspace::kSpareExtra);
 CodedBlock BlockCompressor::compress(Job& job) {
   const std::span<const uint8_t> text = job.prepared ? job.text() : ready(job, rle, perturb);
   const int32_t n = int32_t(text.size());
+  std::optional<BwtView> own;
+  if (!job.sorted) own = bwt_forward(text.data(), n, bwt);
+  enc.symbols = bwt.spare(n);
   BitWriter bw;  // encode_block sizes it for the block's data
-  if (job.sorted) {
-    const BwtResult& s = *job.sorted;
-    enc.symbols = bwt.spare(n);
-    if (s.mtf.empty())
-      encode_block(s.last.data(), n, s.orig_ptr, job.crc, job.randomised, enc, bw);
-    else
-      encode_mtf_block(s.mtf.data(), n, s.in_use.data(), s.orig_ptr, job.crc, job.randomised,
-                       enc, bw);
-  } else {
-    const BwtView s = bwt_forward(text.data(), n, bwt);
-    enc.symbols = bwt.spare(n);
-    encode_block(s.last, n, s.orig_ptr, job.crc, job.randomised, enc, bw);
-  }
+  if (own)
+    encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw);
+  else if (job.sorted->mtf.empty())
+    encode_block(job.sorted->last.data(), n, job.sorted->orig_ptr, job.crc, job.randomised,
+                 enc, bw);
+  else
+    encode_mtf_block(job.sorted->mtf.data(), n, job.sorted->in_use.data(),
+                     job.sorted->orig_ptr, job.crc, job.randomised, enc, bw);
   CodedBlock out;
   out.index = job.raw.index;
   out.nbits = bw.bit_count();

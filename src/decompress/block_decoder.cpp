@@ -1,19 +1,17 @@
 #include "block_decoder.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
 #include "common/bit_reader.h"
 #include "common/crc32.h"
+#include "common/huge_pages.h"
 #include "common/rand_table.h"
 
 namespace gpbzip2 {
@@ -77,9 +75,6 @@ bool build_table(HuffTable& t, const uint8_t* len, int alpha_size) {
   return true;
 }
 
-constexpr size_t kHugePage = size_t(2) << 20;
-constexpr size_t kTtBytes =
-    (BlockDecoder::kTtWords * sizeof(uint32_t) + kHugePage - 1) / kHugePage * kHugePage;
 
 constexpr uint32_t kChainEnd = 1u << 31;  // in a link: the next row starts a chain
 constexpr uint32_t kNone = ~0u;
@@ -143,10 +138,7 @@ inline void store_copies(uint32_t* p, uint8_t b) {
 void BlockDecoder::Free::operator()(uint32_t* p) const { std::free(p); }
 
 BlockDecoder::BlockDecoder() {
-  void* p = std::aligned_alloc(kHugePage, kTtBytes);
-  if (!p) throw std::bad_alloc();
-  madvise(p, kTtBytes, MADV_HUGEPAGE);  // only a hint; fine to fail
-  tt_.reset(static_cast<uint32_t*>(p));
+  tt_.reset(static_cast<uint32_t*>(allocate_huge_pages(kTtWords * sizeof(uint32_t))));
 }
 
 BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t size, uint64_t bit,
