@@ -50,5 +50,5 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
   set_program_name(argc > 0 ? (slash ? slash + 1 : argv[0]) : "gpbzip2");
-  return run(parse_command_line(argc, argv));
+  gpbzip2::exit_program(run(parse_command_line(argc, argv)));
 }

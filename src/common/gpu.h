@@ -27,6 +27,14 @@ bool built_with_cuda();
 // Usable devices (CUDA_VISIBLE_DEVICES respected); empty when none or no driver.
 std::vector<GpuDevice> list_gpus();
 
+// Ends the program with `status` once its work is done and its outputs are closed: as
+// std::exit, except where this process started the CUDA driver. Then the kernel's release
+// of the device as the process ends (0.06-0.14 s, kernels/NOTES.md) would delay the exit
+// status, so a child that shares this process's memory and open files takes it over: the
+// process closes its standard streams and ends, the child ends just after, and the
+// release happens then.
+[[noreturn]] void exit_program(int status);
+
 // How a GPU station's lanes opened. GpuMode::On waits here before the first output, so
 // that a run without a usable GPU fails having written nothing, while the CPU stations
 // work from the start.

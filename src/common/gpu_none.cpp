@@ -1,10 +1,13 @@
 // The CPU-only build: no CUDA compiler was found, so there is no GPU station.
 #include "gpu.h"
 
+#include <cstdlib>
+
 namespace gpbzip2 {
 
 bool built_with_cuda() { return false; }
 std::vector<GpuDevice> list_gpus() { return {}; }
+void exit_program(int status) { std::exit(status); }
 
 GpuStations start_gpu_stations(WorkQueue&, const CompressOptions& opts) {
   if (opts.gpu == GpuMode::On)
