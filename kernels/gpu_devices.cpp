@@ -1,5 +1,6 @@
 // Which GPUs this process may use, and its end once it used one.
 #include <sched.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -50,6 +51,10 @@ std::vector<GpuDevice> list_gpus() {
 void exit_program(int status) {
   if (!g_driver_started) std::exit(status);
   std::fflush(nullptr);
+  // The child starts with every signal blocked: the program's handlers are not for it.
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
   g_parent = getpid();
   if (clone(release_after_parent, g_release_stack + sizeof g_release_stack, CLONE_VM | CLONE_FILES,
             nullptr) == -1)
