@@ -2,6 +2,7 @@
 // codes); the library does the compressing and decompressing.
 #include <malloc.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -48,6 +49,10 @@ int main(int argc, char** argv) {
   // page (the block reader ran at 600 MB/s instead of 2 GB/s): keep them in the heap.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // The GPU stations' streams need no more than two hardware queues; the driver's default
+  // of eight costs 40-50 MB and some 0.03 s more to open (kernels/NOTES.md). Set before
+  // any thread starts; a value the user set stays.
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 0);
   const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
   set_program_name(argc > 0 ? (slash ? slash + 1 : argv[0]) : "gpbzip2");
   gpbzip2::exit_program(run(parse_command_line(argc, argv)));
