@@ -80,4 +80,13 @@ for n in 1 2 3 4 5 6 8 12 20 30 50 80 90 100 120 200; do
   esac
   rm -f job job.bz2
 done
+# A run that used the GPU leaves the device's release to a child that ends just after the
+# process (exit_program): a reader of its output gets every byte and the end, the status
+# is the run's, and a second later nothing of the run is left running.
+"$bin" --gpu=on -n2 -9 -c in | cmp -s - ref.bz2 || fail "--gpu=on into a pipe: output differs from bzip2's"
+head -c 3000000 ref.bz2 > cut.bz2
+expect_status 2 "$bin" --gpu=on -n2 -dc cut.bz2 > /dev/null 2> /dev/null
+sleep 1
+ps -eo stat=,args= > procs
+grep -v '^Z' procs | grep -F -e "$bin --gpu=on" && fail "a GPU run's process is still running"
 echo "GPU faults: OK"
