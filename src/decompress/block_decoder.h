@@ -71,10 +71,10 @@ class BlockDecoder {
   [[gnu::always_inline]] Status decode_into(const uint8_t* data, size_t size, uint64_t bit,
                                             Sym* out);
 #ifdef __x86_64__
-  // decode_into for CPUs with SSSE3 and BMI2, chosen at run time.
+  // decode_into for CPUs with AVX2 and BMI2, chosen at run time.
   template <typename Sym>
-  [[gnu::target("ssse3,bmi2")]] Status decode_into_x86(const uint8_t* data, size_t size,
-                                                       uint64_t bit, Sym* out);
+  [[gnu::target("avx2,bmi2")]] Status decode_into_x86(const uint8_t* data, size_t size,
+                                                      uint64_t bit, Sym* out);
 #endif
   void link_rows();
   void undo_bwt(std::span<uint8_t* const> work);
