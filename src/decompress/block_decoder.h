@@ -68,7 +68,14 @@ class BlockDecoder {
     return Status::Corrupt;
   }
   template <typename Sym>
-  Status decode_into(const uint8_t* data, size_t size, uint64_t bit, Sym* out);
+  [[gnu::always_inline]] Status decode_into(const uint8_t* data, size_t size, uint64_t bit,
+                                            Sym* out);
+#ifdef __x86_64__
+  // decode_into for CPUs with AVX2 and BMI2, chosen at run time.
+  template <typename Sym>
+  [[gnu::target("avx2,bmi2")]] Status decode_into_x86(const uint8_t* data, size_t size,
+                                                      uint64_t bit, Sym* out);
+#endif
   void link_rows();
   void undo_bwt(std::span<uint8_t* const> work);
   uint32_t walk_chains(std::span<uint8_t* const> work);
