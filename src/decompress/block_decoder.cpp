@@ -134,9 +134,11 @@ constexpr uint32_t kCopies = sizeof(Sym) == 1 ? 16 : 8;
 }
 
 #ifdef __x86_64__
-const bool kHaveShuffle = [] {
+// 2: AVX2 and BMI2; 1: SSSE3; 0: neither.
+const int kX86Level = [] {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2")) return 2;
+  return __builtin_cpu_supports("ssse3") ? 1 : 0;
 }();
 #endif
 
@@ -151,21 +153,30 @@ BlockDecoder::BlockDecoder() {
 BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t size, uint64_t bit,
                                                   uint8_t* bwt) {
 #ifdef __x86_64__
-  if (kHaveShuffle)
-    return bwt ? decode_into_x86(data, size, bit, bwt)
-               : decode_into_x86(data, size, bit, tt_.get());
+  if (kX86Level == 2)
+    return bwt ? decode_into_avx2(data, size, bit, bwt)
+               : decode_into_avx2(data, size, bit, tt_.get());
+  if (kX86Level == 1)
+    return bwt ? decode_into_ssse3(data, size, bit, bwt)
+               : decode_into_ssse3(data, size, bit, tt_.get());
 #endif
   return bwt ? decode_into(data, size, bit, bwt) : decode_into(data, size, bit, tt_.get());
 }
 
 #ifdef __x86_64__
-// decode_into for CPUs with AVX2: a byte shuffle (SSSE3's; elsewhere the compiler's
-// shuffles go byte by byte, 2.5 times slower) and 32-byte moves; and BMI2's shifts by a
-// register, which take any register for the count (into bytes on the 2-core AMD: 470
-// MB/s against 405 with SSSE3 alone, 16-byte moves; 32-byte moves, 498).
+// decode_into for CPUs with AVX2: a byte shuffle (SSSE3's) and 32-byte moves; and BMI2's
+// shifts by a register, which take any register for the count (into bytes on the 2-core
+// AMD: 470 MB/s against 405 with SSSE3 alone, 16-byte moves; 32-byte moves, 498). Older
+// CPUs with SSSE3 keep the shuffle; without it the compiler's shuffles go byte by byte,
+// 2.5 times slower.
 template <typename Sym>
-BlockDecoder::Status BlockDecoder::decode_into_x86(const uint8_t* data, size_t size, uint64_t bit,
-                                                   Sym* out) {
+BlockDecoder::Status BlockDecoder::decode_into_avx2(const uint8_t* data, size_t size, uint64_t bit,
+                                                    Sym* out) {
+  return decode_into(data, size, bit, out);
+}
+template <typename Sym>
+BlockDecoder::Status BlockDecoder::decode_into_ssse3(const uint8_t* data, size_t size,
+                                                     uint64_t bit, Sym* out) {
   return decode_into(data, size, bit, out);
 }
 #endif

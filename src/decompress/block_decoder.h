@@ -71,10 +71,13 @@ class BlockDecoder {
   [[gnu::always_inline]] Status decode_into(const uint8_t* data, size_t size, uint64_t bit,
                                             Sym* out);
 #ifdef __x86_64__
-  // decode_into for CPUs with AVX2 and BMI2, chosen at run time.
+  // decode_into for CPUs with AVX2 and BMI2, and for those with SSSE3, chosen at run time.
   template <typename Sym>
-  [[gnu::target("avx2,bmi2")]] Status decode_into_x86(const uint8_t* data, size_t size,
-                                                      uint64_t bit, Sym* out);
+  [[gnu::target("avx2,bmi2")]] Status decode_into_avx2(const uint8_t* data, size_t size,
+                                                       uint64_t bit, Sym* out);
+  template <typename Sym>
+  [[gnu::target("ssse3")]] Status decode_into_ssse3(const uint8_t* data, size_t size,
+                                                    uint64_t bit, Sym* out);
 #endif
   void link_rows();
   void undo_bwt(std::span<uint8_t* const> work);
