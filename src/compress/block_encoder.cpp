@@ -7,6 +7,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#ifdef __x86_64__
+#include <immintrin.h>
+#endif
 
 #include "common/format.h"
 #include "huffman.h"
@@ -215,6 +218,7 @@ inline uint8_t smallest(const uint8_t* last, int32_t n) {
 // move to the front, and then exactly the unused ones below c do: that first symbol of
 // each byte is corrected afterwards, when the pass has found the bytes in use. (Byte
 // values rather than ranks in the list keep the search free of translation.)
+template <class List>
 SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t* out) {
   SymbolStats st;
   const uint8_t first = smallest(last, n);
@@ -222,7 +226,7 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t
   order[0] = first;
   for (int c = 0, k = 1; c < 256; c++)
     if (c != first) order[k++] = uint8_t(c);
-  MtfList list(order);
+  List list(order);
   std::fill(in_use, in_use + 256, false);
   in_use[first] = true;
   int32_t first_move[256];  // where in `out` each byte's first symbol went
@@ -268,6 +272,84 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t
   st.count = int32_t(w - out);
   count_run_digits(out, w, st);
   return st;
+}
+
+#ifdef __x86_64__
+#define GPBZIP2_AVX512 __attribute__((target("avx512bw,avx512vbmi")))
+// The whole list in four 64-byte registers, no memory on the chain from one symbol to the
+// next. A register holds its 64 entries from byte 63 down, so that when the symbol is at
+// byte b, the entries that stay are bytes 0..b-1, a mask of one add (m - 1) from the
+// compare's; the others take the list shifted a byte down, a permute that does not wait
+// for the compare. Nine in ten symbols sit in the first register; further on, the
+// registers before the symbol's move whole, each taking in the last entry of the one
+// before.
+class MtfList512 {
+ public:
+  GPBZIP2_AVX512 explicit MtfList512(const uint8_t* order) {
+    uint8_t reversed[256];
+    for (int i = 0; i < 256; i++) reversed[i] = order[(i | 63) - (i & 63)];
+    for (int r = 0; r < 4; r++) list_[r] = _mm512_loadu_si512(reversed + 64 * r);
+  }
+  GPBZIP2_AVX512 int move(uint8_t c) {
+    const __m512i key = _mm512_set1_epi8(char(c));
+    const __mmask64 hit = _mm512_cmpeq_epi8_mask(list_[0], key);
+    const __m512i moved = down(list_[0], key);
+    if (hit) [[likely]] {
+      list_[0] = _mm512_mask_blend_epi8(below(hit), moved, list_[0]);
+      return std::countl_zero(hit);
+    }
+    __m512i before = list_[0];
+    list_[0] = moved;
+    for (int r = 1; r < 4; r++) {
+      const __m512i old = list_[r];
+      const __mmask64 m = _mm512_cmpeq_epi8_mask(old, key);
+      if (m) {
+        list_[r] = _mm512_mask_blend_epi8(below(m), down(old, before), old);
+        return 64 * r + std::countl_zero(m);
+      }
+      list_[r] = down(old, before);
+      before = old;
+    }
+    __builtin_unreachable();
+  }
+
+ private:
+  // Byte i takes byte i + 1 of `v`, byte 63 byte 0 of `before` (the entry before v's
+  // first; of a key for the first register, c itself).
+  GPBZIP2_AVX512 static __m512i down(__m512i v, __m512i before) {
+    const __m512i next = _mm512_set_epi8(
+        64, 63, 62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43,
+        42, 41, 40, 39, 38, 37, 36, 35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21,
+        20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1);
+    return _mm512_permutex2var_epi8(v, next, before);
+  }
+  // The bits below the one set in m, computed in mask registers: with a round trip
+  // through general registers on the chain from one symbol to the next, this list was no
+  // faster than the SSE2 one.
+  GPBZIP2_AVX512 static __mmask64 below(__mmask64 m) {
+    return _kadd_mask64(m, __mmask64(~0ull));
+  }
+  __m512i list_[4];
+};
+
+// flatten: the pass is inlined here with MtfList512's moves, so that the list stays in
+// registers.
+GPBZIP2_AVX512 __attribute__((flatten)) SymbolStats move_to_front_avx512(const uint8_t* last,
+                                                                          int32_t n, bool* in_use,
+                                                                          uint16_t* out) {
+  return move_to_front<MtfList512>(last, n, in_use, out);
+}
+#endif
+
+// MtfList512 where the CPU has it (on the 2-core AMD the whole encoder's time fell by a
+// quarter), else the SSE2 list.
+SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t* out) {
+#ifdef __x86_64__
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+  if (avx512) return move_to_front_avx512(last, n, in_use, out);
+#endif
+  return move_to_front<MtfList>(last, n, in_use, out);
 }
 
 // Bit i: positions[base + i] is not 0, so a symbol other than a run digit goes there.

@@ -15,63 +15,66 @@ static inline int32_t merged_weight(int32_t a, int32_t b) {
 
 void make_code_lengths(uint8_t* len, const int32_t* freq, int alpha, int max_len) {
   constexpr int kNodes = 2 * format::kMaxAlphaSize;
-  constexpr int kBig = kNodes;  // a node heavier than any, parked just past the heap's end
-  int32_t heap[format::kMaxAlphaSize + 2];
-  int32_t weight[kNodes + 1];
+  // A heap entry is its node's weight above the node number, so that a comparison reads
+  // no other array (the chains of dependent loads were most of the time). Only weights
+  // are compared, the node bits masked off one side: bzip2's order among equal weights
+  // is its heap's, and stays so.
+  constexpr int kNodeBits = 10;
+  static_assert(kNodes < (1 << kNodeBits));
+  constexpr uint64_t kNodeMask = (1u << kNodeBits) - 1;
+  constexpr uint64_t kBig = uint64_t(INT32_MAX) << kNodeBits;  // heavier than any node
+  auto lighter = [](uint64_t a, uint64_t b) { return a < (b & ~kNodeMask); };
+  uint64_t heap[format::kMaxAlphaSize + 2];
+  int32_t leaf[format::kMaxAlphaSize + 1];
   int32_t parent[kNodes];
-  weight[kBig] = INT32_MAX;
 
-  for (int i = 0; i < alpha; i++) weight[i + 1] = (freq[i] == 0 ? 1 : freq[i]) << 8;
+  for (int i = 0; i < alpha; i++) leaf[i + 1] = (freq[i] == 0 ? 1 : freq[i]) << 8;
 
   for (;;) {
-    // A 1-based binary min-heap of node numbers; heap[0] is a sentinel of weight 0.
+    // A 1-based binary min-heap; heap[0] is a sentinel of weight 0.
     int nodes = alpha, size = 0;
     heap[0] = 0;
-    weight[0] = 0;
-    parent[0] = -2;
     auto sift_up = [&](int at) {
-      int32_t node = heap[at];
-      while (weight[node] < weight[heap[at >> 1]]) {
+      const uint64_t key = heap[at];
+      while (lighter(key, heap[at >> 1])) {
         heap[at] = heap[at >> 1];
         at >>= 1;
       }
-      heap[at] = node;
+      heap[at] = key;
     };
     // The lighter child is picked without a branch: heap[size + 1] is kBig, so a lone
     // child needs no test.
     auto sift_down = [&](int at) {
-      int32_t node = heap[at];
+      const uint64_t key = heap[at];
       heap[size + 1] = kBig;
       for (;;) {
         int child = at << 1;
         if (child > size) break;
-        child += weight[heap[child + 1]] < weight[heap[child]];
-        if (weight[node] < weight[heap[child]]) break;
+        child += lighter(heap[child + 1], heap[child]);
+        if (lighter(key, heap[child])) break;
         heap[at] = heap[child];
         at = child;
       }
-      heap[at] = node;
+      heap[at] = key;
     };
     auto pop = [&]() {
-      int32_t top = heap[1];
+      const uint64_t top = heap[1];
       heap[1] = heap[size--];
       sift_down(1);
       return top;
     };
 
     for (int i = 1; i <= alpha; i++) {
-      parent[i] = -1;
-      heap[++size] = i;
+      heap[++size] = uint64_t(leaf[i]) << kNodeBits | uint64_t(i);
       sift_up(size);
     }
     while (size > 1) {
-      int32_t a = pop();
-      int32_t b = pop();
+      const uint64_t a = pop();
+      const uint64_t b = pop();
       nodes++;
-      parent[a] = parent[b] = nodes;
-      weight[nodes] = merged_weight(weight[a], weight[b]);
-      parent[nodes] = -1;
-      heap[++size] = nodes;
+      parent[a & kNodeMask] = parent[b & kNodeMask] = nodes;
+      const int32_t w = merged_weight(int32_t(a >> kNodeBits), int32_t(b >> kNodeBits));
+      heap[++size] = uint64_t(w) << kNodeBits | uint64_t(nodes);
       sift_up(size);
     }
 
@@ -86,7 +89,7 @@ void make_code_lengths(uint8_t* len, const int32_t* freq, int alpha, int max_len
       too_long |= depth[i] > max_len;
     }
     if (!too_long) return;
-    for (int i = 1; i <= alpha; i++) weight[i] = (1 + (weight[i] >> 8) / 2) << 8;
+    for (int i = 1; i <= alpha; i++) leaf[i] = (1 + (leaf[i] >> 8) / 2) << 8;
   }
 }
 
