@@ -87,6 +87,6 @@ done
 head -c 3000000 ref.bz2 > cut.bz2
 expect_status 2 "$bin" --gpu=on -n2 -dc cut.bz2 > /dev/null 2> /dev/null
 sleep 1
-ps -eo stat=,args= > procs
+ps -ww -eo stat=,args= > procs
 grep -v '^Z' procs | grep -F -e "$bin --gpu=on" && fail "a GPU run's process is still running"
 echo "GPU faults: OK"
