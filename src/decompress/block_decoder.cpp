@@ -133,11 +133,77 @@ constexpr uint32_t kCopies = sizeof(Sym) == 1 ? 16 : 8;
   std::memcpy(p + 4, &v, 16);
 }
 
+// With AVX-512 VBMI, the whole list in four 64-byte vector registers: its bytes [0, 64)
+// in `front`, where a move is one byte permute (vpermb) as head's is, and the rest in
+// Rest. A move of index >= 64 (not 16: the branch on it is mispredicted less) is a few
+// permutes and blends, with no stores whose forwarding to the next such move's loads
+// would be in the chain from one literal to the next.
+using Bytes64 = uint8_t __attribute__((vector_size(64)));
+
+// List bytes [64 r, 64 r + 64) in v<r>. Three variables, not an array, which GCC would
+// keep in memory.
+struct Rest {
+  Bytes64 v1, v2, v3;
+};
+
+struct alignas(64) WideShifts {
+  uint8_t to_front[64][64];  // kToFront's moves, of 64 bytes
+  uint8_t up[64];            // byte i takes byte i - 1; byte 0 byte 63 of the register before
+  uint8_t insert[64];        // byte i takes byte i - 1; byte 0 byte 0 of the second operand
+  uint8_t pos[3][64];        // pos[r][i]: i's index in Rest, 64 r + i
+};
+constexpr WideShifts kWideShifts = [] {
+  WideShifts t{};
+  for (int idx = 0; idx < 64; idx++)
+    for (int j = 0; j < 64; j++)
+      t.to_front[idx][j] = uint8_t(j == 0 ? idx : j <= idx ? j - 1 : j);
+  for (int i = 0; i < 64; i++) {
+    t.up[i] = uint8_t(i == 0 ? 127 : i - 1);
+    t.insert[i] = uint8_t(i == 0 ? 64 : i - 1);
+    for (int r = 0; r < 3; r++) t.pos[r][i] = uint8_t(64 * r + i);
+  }
+  return t;
+}();
+
+// Byte i - 1 of v into byte i where pos <= j, byte 63 of `before` into byte 0.
+[[gnu::always_inline]] inline void shift_below(Bytes64& v, Bytes64 before, Bytes64 up,
+                                               const uint8_t* pos, Bytes64 j) {
+  Bytes64 p;
+  std::memcpy(&p, pos, 64);
+  v = p <= j ? __builtin_shuffle(v, before, up) : v;
+}
+
+// Moves list byte idx to the front. (void: GCC warns of returning a 64-byte vector from a
+// function compiled without AVX-512.)
+[[gnu::always_inline]] inline void wide_to_front(Bytes64& front, Rest& rest, uint32_t idx) {
+  Bytes64 order;
+  if (idx < 64) [[likely]] {
+    std::memcpy(&order, kWideShifts.to_front[idx], 64);
+    front = __builtin_shuffle(front, order);
+    return;
+  }
+  // Byte j of Rest, from the one or two registers that hold it (a permute indexes 128).
+  const Bytes64 j = Bytes64{} + uint8_t(idx - 64);
+  const Rest old = rest;
+  const Bytes64 b = j >= 128 ? __builtin_shuffle(old.v3, old.v3, j)
+                             : __builtin_shuffle(old.v1, old.v2, j);
+  std::memcpy(&order, kWideShifts.up, 64);
+  shift_below(rest.v1, front, order, kWideShifts.pos[0], j);
+  shift_below(rest.v2, old.v1, order, kWideShifts.pos[1], j);
+  shift_below(rest.v3, old.v2, order, kWideShifts.pos[2], j);
+  std::memcpy(&order, kWideShifts.insert, 64);
+  front = __builtin_shuffle(front, b, order);
+}
+
 #ifdef __x86_64__
-// 2: AVX2 and BMI2; 1: SSSE3; 0: neither.
+// 3: AVX-512 BW, VL and VBMI too; 2: AVX2 and BMI2; 1: SSSE3; 0: none.
 const int kX86Level = [] {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2")) return 2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2"))
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                   __builtin_cpu_supports("avx512vbmi")
+               ? 3
+               : 2;
   return __builtin_cpu_supports("ssse3") ? 1 : 0;
 }();
 #endif
@@ -153,6 +219,9 @@ BlockDecoder::BlockDecoder() {
 BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t size, uint64_t bit,
                                                   uint8_t* bwt) {
 #ifdef __x86_64__
+  if (kX86Level == 3)
+    return bwt ? decode_into_avx512(data, size, bit, bwt)
+               : decode_into_avx512(data, size, bit, tt_.get());
   if (kX86Level == 2)
     return bwt ? decode_into_avx2(data, size, bit, bwt)
                : decode_into_avx2(data, size, bit, tt_.get());
@@ -179,11 +248,18 @@ BlockDecoder::Status BlockDecoder::decode_into_ssse3(const uint8_t* data, size_t
                                                      uint64_t bit, Sym* out) {
   return decode_into(data, size, bit, out);
 }
+// decode_into with the list in registers (wide_to_front). On the 2-core AMD (Zen 4), into
+// bytes: silesia 630 MB/s against 503, a source tar 530 against 463.
+template <typename Sym>
+BlockDecoder::Status BlockDecoder::decode_into_avx512(const uint8_t* data, size_t size,
+                                                      uint64_t bit, Sym* out) {
+  return decode_into<true>(data, size, bit, out);
+}
 #endif
 
 // The BWT vector's bytes go to `out`: the decoder's own words (for its inverse BWT), or
 // bytes for another station's.
-template <typename Sym>
+template <bool kWide, typename Sym>
 inline BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_t size,
                                                       uint64_t bit, Sym* out) {
   BitReader br(data, size, bit);
@@ -260,6 +336,14 @@ inline BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_
   std::memcpy(mtf, seq_to_byte, size_t(in_use));
   Bytes16 head;
   std::memcpy(&head, mtf, 16);
+  Bytes64 front;
+  Rest rest;
+  if constexpr (kWide) {
+    std::memcpy(&front, mtf, 64);
+    std::memcpy(&rest.v1, mtf + 64, 64);
+    std::memcpy(&rest.v2, mtf + 128, 64);
+    std::memcpy(&rest.v3, mtf + 192, 64);
+  }
   // The byte counts are for the CPU's inverse BWT; another station's counts its own.
   constexpr bool kCount = sizeof(Sym) == sizeof(uint32_t);
   uint32_t* const freq = freq_;
@@ -307,7 +391,11 @@ inline BlockDecoder::Status BlockDecoder::decode_into(const uint8_t* data, size_
       digit_pos = pos + int(digit);
       if (digit_pos > 21) return failed("run too long");  // a 22nd digit, as bzip2
       const uint32_t idx = e >> 8;
-      if (idx < 16) {
+      if constexpr (kWide) {
+        wide_to_front(front, rest, idx);
+        head = __builtin_shufflevector(front, front, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                       14, 15);
+      } else if (idx < 16) {
         head = to_front(head, idx);
       } else {
         const uint8_t b = mtf[idx];

@@ -67,11 +67,16 @@ class BlockDecoder {
     why_ = why;
     return Status::Corrupt;
   }
-  template <typename Sym>
+  // kWide: the MTF list in 64-byte vector registers (AVX-512 VBMI).
+  template <bool kWide = false, typename Sym>
   [[gnu::always_inline]] Status decode_into(const uint8_t* data, size_t size, uint64_t bit,
                                             Sym* out);
 #ifdef __x86_64__
-  // decode_into for CPUs with AVX2 and BMI2, and for those with SSSE3, chosen at run time.
+  // decode_into for CPUs with AVX-512 BW, VL and VBMI, with AVX2 and BMI2, and for those with
+  // SSSE3, chosen at run time.
+  template <typename Sym>
+  [[gnu::target("avx512bw,avx512vl,avx512vbmi,avx2,bmi2")]] Status decode_into_avx512(
+      const uint8_t* data, size_t size, uint64_t bit, Sym* out);
   template <typename Sym>
   [[gnu::target("avx2,bmi2")]] Status decode_into_avx2(const uint8_t* data, size_t size,
                                                        uint64_t bit, Sym* out);
