@@ -1,7 +1,6 @@
 #include "block_decoder.h"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -102,10 +101,14 @@ using Bytes16 = uint8_t __attribute__((vector_size(16)));
 struct alignas(16) ToFront {
   uint8_t s[16][16];
 };
+// Where byte j of the list comes from when byte idx moves to the front.
+constexpr uint8_t to_front_source(int idx, int j) {
+  return uint8_t(j == 0 ? idx : j <= idx ? j - 1 : j);
+}
 constexpr ToFront kToFront = [] {
   ToFront t{};
   for (int idx = 0; idx < 16; idx++)
-    for (int j = 0; j < 16; j++) t.s[idx][j] = uint8_t(j == 0 ? idx : j <= idx ? j - 1 : j);
+    for (int j = 0; j < 16; j++) t.s[idx][j] = to_front_source(idx, j);
   return t;
 }();
 
@@ -156,7 +159,7 @@ constexpr WideShifts kWideShifts = [] {
   WideShifts t{};
   for (int idx = 0; idx < 64; idx++)
     for (int j = 0; j < 64; j++)
-      t.to_front[idx][j] = uint8_t(j == 0 ? idx : j <= idx ? j - 1 : j);
+      t.to_front[idx][j] = to_front_source(idx, j);
   for (int i = 0; i < 64; i++) {
     t.up[i] = uint8_t(i == 0 ? 127 : i - 1);
     t.insert[i] = uint8_t(i == 0 ? 64 : i - 1);
@@ -199,11 +202,11 @@ constexpr WideShifts kWideShifts = [] {
 // 3: AVX-512 BW, VL and VBMI too; 2: AVX2 and BMI2; 1: SSSE3; 0: none.
 const int kX86Level = [] {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2"))
-    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                   __builtin_cpu_supports("avx512vbmi")
-               ? 3
-               : 2;
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  const bool vbmi = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                    __builtin_cpu_supports("avx512vbmi");
+  if (avx2 && vbmi) return 3;
+  if (avx2) return 2;
   return __builtin_cpu_supports("ssse3") ? 1 : 0;
 }();
 #endif
@@ -218,18 +221,18 @@ BlockDecoder::BlockDecoder() {
 
 BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t size, uint64_t bit,
                                                   uint8_t* bwt) {
+  return bwt ? decode_for_cpu(data, size, bit, bwt) : decode_for_cpu(data, size, bit, tt_.get());
+}
+
+template <typename Sym>
+BlockDecoder::Status BlockDecoder::decode_for_cpu(const uint8_t* data, size_t size, uint64_t bit,
+                                                  Sym* out) {
 #ifdef __x86_64__
-  if (kX86Level == 3)
-    return bwt ? decode_into_avx512(data, size, bit, bwt)
-               : decode_into_avx512(data, size, bit, tt_.get());
-  if (kX86Level == 2)
-    return bwt ? decode_into_avx2(data, size, bit, bwt)
-               : decode_into_avx2(data, size, bit, tt_.get());
-  if (kX86Level == 1)
-    return bwt ? decode_into_ssse3(data, size, bit, bwt)
-               : decode_into_ssse3(data, size, bit, tt_.get());
+  if (kX86Level == 3) return decode_into_avx512(data, size, bit, out);
+  if (kX86Level == 2) return decode_into_avx2(data, size, bit, out);
+  if (kX86Level == 1) return decode_into_ssse3(data, size, bit, out);
 #endif
-  return bwt ? decode_into(data, size, bit, bwt) : decode_into(data, size, bit, tt_.get());
+  return decode_into(data, size, bit, out);
 }
 
 #ifdef __x86_64__

@@ -67,6 +67,9 @@ class BlockDecoder {
     why_ = why;
     return Status::Corrupt;
   }
+  // decode_into in the copy this CPU runs best.
+  template <typename Sym>
+  Status decode_for_cpu(const uint8_t* data, size_t size, uint64_t bit, Sym* out);
   // kWide: the MTF list in 64-byte vector registers (AVX-512 VBMI).
   template <bool kWide = false, typename Sym>
   [[gnu::always_inline]] Status decode_into(const uint8_t* data, size_t size, uint64_t bit,
