@@ -1,5 +1,6 @@
 """PNG chart from the tables of bench/gpu/compress.sh and decompress.sh (| input | tool |
-seconds | MB/s | peak RSS MB |): MB/s per tool and input, the better of the rounds.
+seconds | MB/s | peak RSS MB |): one bar per input and tool, MB/s, the better of the
+rounds; each input keeps only the tools it was run with.
 usage: chart.py TABLE.md CHART.png TITLE"""
 import sys
 
@@ -15,19 +16,15 @@ for line in open(sys.argv[1]):
         continue
     key = (cells[0], cells[1])
     best[key] = max(best.get(key, 0), int(cells[3]))
-inputs = list(dict.fromkeys(k[0] for k in best))
-tools = list(dict.fromkeys(k[1] for k in best if k[0] == inputs[0]))
-fig, ax = plt.subplots(figsize=(10, 0.5 + 0.35 * len(tools) * len(inputs)))
-height = 0.8 / len(tools)
-for i, tool in enumerate(tools):
-    ys = [n + i * height for n in range(len(inputs))]
-    xs = [best.get((f, tool), 0) for f in inputs]
-    ax.barh(ys, xs, height, label=tool)
-    for y, x in zip(ys, xs):
-        ax.text(x, y, f" {x}", va="center", fontsize=7)
-ax.set_yticks([n + 0.4 - height / 2 for n in range(len(inputs))], inputs)
+tools = list(dict.fromkeys(k[1] for k in best))
+colours = {t: plt.get_cmap("tab10")(i % 10) for i, t in enumerate(tools)}
+fig, ax = plt.subplots(figsize=(10, 0.6 + 0.28 * len(best)))
+labels = [f"{f}: {t}" for f, t in best]
+ax.barh(range(len(best)), list(best.values()), color=[colours[t] for _, t in best])
+for y, x in enumerate(best.values()):
+    ax.text(x, y, f" {x}", va="center", fontsize=7)
+ax.set_yticks(range(len(best)), labels, fontsize=7)
 ax.invert_yaxis()
 ax.set_xlabel(sys.argv[3])
-ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=120)
