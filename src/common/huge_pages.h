@@ -6,7 +6,9 @@
 #pragma once
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -15,16 +17,33 @@ namespace gpbzip2 {
 
 inline constexpr size_t kHugePage = size_t(2) << 20;
 
+inline size_t whole_huge_pages(size_t bytes) {
+  return (bytes + kHugePage - 1) / kHugePage * kHugePage;
+}
+
 // At least `bytes`, in whole huge pages, 2 MiB aligned and marked for them (only a hint,
-// fine to fail); free with std::free.
+// fine to fail); free with free_huge_pages and the same `bytes`. Mapped on its own, so
+// that freeing gives the memory back to the system: malloc would keep freed chunks this
+// large in its arenas and raise its threshold for mapping them (16 threads' sort arrays
+// held about 40 MB that way).
 inline void* allocate_huge_pages(size_t bytes) {
-  const size_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-  void* p = std::aligned_alloc(kHugePage, rounded);
-  if (!p) throw std::bad_alloc();
+  const size_t rounded = whole_huge_pages(std::max<size_t>(bytes, 1));
+  // One huge page more than needed, then the ends cut off where the alignment falls.
+  void* const m = mmap(nullptr, rounded + kHugePage, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  const uintptr_t start = reinterpret_cast<uintptr_t>(m);
+  const uintptr_t aligned = (start + kHugePage - 1) & ~(kHugePage - 1);
+  if (aligned > start) munmap(m, aligned - start);
+  munmap(reinterpret_cast<void*>(aligned + rounded), start + kHugePage - aligned);
 #ifdef MADV_HUGEPAGE
-  madvise(p, rounded, MADV_HUGEPAGE);
+  madvise(reinterpret_cast<void*>(aligned), rounded, MADV_HUGEPAGE);
 #endif
-  return p;
+  return reinterpret_cast<void*>(aligned);
+}
+
+inline void free_huge_pages(void* p, size_t bytes) {
+  if (p) munmap(p, whole_huge_pages(std::max<size_t>(bytes, 1)));
 }
 
 template <class T>
@@ -36,14 +55,19 @@ struct HugePageAllocator {
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
 
   // From half a huge page up; smaller arrays would waste most of one.
+  static bool huge(size_t n) { return n * sizeof(T) >= kHugePage / 2; }
   T* allocate(size_t n) {
-    const size_t bytes = n * sizeof(T);
-    if (bytes >= kHugePage / 2) return static_cast<T*>(allocate_huge_pages(bytes));
-    void* p = std::malloc(bytes);
+    if (huge(n)) return static_cast<T*>(allocate_huge_pages(n * sizeof(T)));
+    void* p = std::malloc(n * sizeof(T));
     if (!p) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
-  void deallocate(T* p, size_t) noexcept { std::free(p); }
+  void deallocate(T* p, size_t n) noexcept {
+    if (huge(n))
+      free_huge_pages(p, n * sizeof(T));
+    else
+      std::free(p);
+  }
 
   template <class U>
   bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
@@ -51,5 +75,20 @@ struct HugePageAllocator {
 
 template <class T>
 using HugePageVector = std::vector<T, HugePageAllocator<T>>;
+
+// Resizes a block's scratch array to n elements, its contents not kept where it must
+// grow. From a quarter of a huge page up it takes whole huge pages at once: the sort reads
+// a block's text at random, and silesia-7 at -n1 took about 7% longer with the text on
+// small pages (2-core AMD), and blocks of slightly different sizes then reuse one
+// allocation, where the vector's own growth would double it.
+template <class T>
+void resize_scratch(HugePageVector<T>& v, size_t n) {
+  if (n > v.capacity()) {
+    HugePageVector<T>().swap(v);
+    const size_t bytes = n * sizeof(T);
+    v.reserve(bytes >= kHugePage / 4 ? whole_huge_pages(bytes) / sizeof(T) : n);
+  }
+  v.resize(n);
+}
 
 }  // namespace gpbzip2

@@ -16,7 +16,8 @@ inline constexpr size_t symbol_capacity(int32_t n) { return size_t(n) + 1 + kSym
 
 struct EncoderWorkspace {
   // symbol_capacity(n) entries, the caller's: a CPU station lends the memory of its sort
-  // (BwtWorkspace::spare), free once the last column is out.
+  // (BwtWorkspace::spare), free once the last column is out, or for a block sorted
+  // elsewhere an array of its own.
   uint16_t* symbols = nullptr;
   std::vector<uint8_t> selectors;
 };

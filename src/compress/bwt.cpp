@@ -92,14 +92,14 @@ size_t scratch_bytes(int32_t n) {
 }  // namespace
 
 uint16_t* BwtWorkspace::spare(int32_t n) {
-  sa.resize(scratch_bytes(n));
+  resize_scratch(sa, scratch_bytes(n));
   return reinterpret_cast<uint16_t*>(sa.data() + spare_offset(n));
 }
 
 BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
   // The last column is written over the rotations as they are read: byte r lies in
   // sa[r / 4], which has been read by then.
-  ws.sa.resize(scratch_bytes(n));
+  resize_scratch(ws.sa, scratch_bytes(n));
   int32_t* const sa = reinterpret_cast<int32_t*>(ws.sa.data());
   uint8_t* const last = ws.sa.data();
   if (n == 0) return {last, 0};
@@ -107,7 +107,7 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
   const int32_t shift = least.start;
   if (!least.periodic) {
     // w: the least rotation. Rotation x of t is rotation (x - shift) mod n of w.
-    ws.text.resize(size_t(n));
+    resize_scratch(ws.text, size_t(n));
     uint8_t* const w = ws.text.data();
     std::memcpy(w, t + shift, size_t(n - shift));
     std::memcpy(w + (n - shift), t, size_t(shift));
@@ -123,7 +123,7 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
   }
   // A periodic block: t[n-1], then t twice, which bzip2's main sort reads rotations from
   // straight, and in which w = text + 1 + shift is the least rotation, with w[-1] = w[n-1].
-  ws.text.resize(2 * size_t(n) + 1);
+  resize_scratch(ws.text, 2 * size_t(n) + 1);
   uint8_t* const text = ws.text.data();
   text[0] = t[n - 1];
   std::memcpy(text + 1, t, size_t(n));

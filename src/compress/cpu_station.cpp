@@ -35,8 +35,15 @@ CodedBlock BlockCompressor::compress(Job& job) {
   const std::span<const uint8_t> text = job.prepared ? job.text() : ready(job, rle, perturb);
   const int32_t n = int32_t(text.size());
   std::optional<BwtView> own;
-  if (!job.sorted) own = bwt_forward(text.data(), n, bwt);
-  enc.symbols = bwt.spare(n);
+  if (!job.sorted) {
+    HugePageVector<uint16_t>().swap(symbols);
+    own = bwt_forward(text.data(), n, bwt);
+    enc.symbols = bwt.spare(n);
+  } else {
+    bwt = BwtWorkspace();
+    resize_scratch(symbols, symbol_capacity(n));
+    enc.symbols = symbols.data();
+  }
   BitWriter bw;  // encode_block sizes it for the block's data
   if (own)
     encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw);

@@ -2,6 +2,7 @@
 // runs dry.
 #pragma once
 #include "block_encoder.h"
+#include "common/huge_pages.h"
 #include "work_queue.h"
 
 namespace gpbzip2 {
@@ -11,7 +12,11 @@ namespace gpbzip2 {
 struct BlockCompressor {
   bool perturb = false;  // --perturb: deep blocks written randomised (perturb.h)
   ByteBuffer rle;
+  // The station holds one of the two: the sort's arrays (whose spare room takes the
+  // symbols) while it sorts, a symbol array alone while it codes blocks a GPU sorted:
+  // 2 MB a station where both would hold 8.
   BwtWorkspace bwt;
+  HugePageVector<uint16_t> symbols;
   EncoderWorkspace enc;
   CodedBlock compress(Job& job);
 };

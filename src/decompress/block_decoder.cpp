@@ -213,7 +213,9 @@ const int kX86Level = [] {
 
 }  // namespace
 
-void BlockDecoder::Free::operator()(uint32_t* p) const { std::free(p); }
+void BlockDecoder::Free::operator()(uint32_t* p) const {
+  free_huge_pages(p, kTtWords * sizeof(uint32_t));
+}
 
 BlockDecoder::BlockDecoder() {
   tt_.reset(static_cast<uint32_t*>(allocate_huge_pages(kTtWords * sizeof(uint32_t))));
