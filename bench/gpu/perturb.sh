@@ -3,7 +3,9 @@
 # sort alone without and with the flips (gpu_bench bwt, 12 lanes of 6 MiB batches, best
 # of 3: MB/s of block bytes, doubling rounds per batch), then whole compression with the
 # GPU (-9 --gpu=on -n16, best of 2) both ways: seconds and size. Inputs: the hard inputs
-# of bench/hard_inputs.bash (16 MB each), silesia-7x4 and a source tar. Carried as run.sh:
+# of bench/hard_inputs.bash (SIZE bytes each, default 16 MB: three batches, too few for
+# twelve lanes to run at once; 327000000 matches silesia-7x4), silesia-7x4 and a source
+# tar. Carried as run.sh:
 #   bench/gpu/perturb.sh CARRY TAR OUTDIR    (CARRY/bin/corpus_gen too)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +17,7 @@ export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 gp=$carry/bin/gpbzip2 bench=$carry/bin/gpu_bench gen=$carry/bin/corpus_gen
 work=/tmp/gpperturb
 mkdir -p $work
-size=16000000 tar_size=0
+size=${SIZE:-16000000} tar_size=0
 source "$here/../hard_inputs.bash"
 best() {  # RUNS CMD...: seconds of the fastest run; its output in $work/out
   local runs=$1 b=""
