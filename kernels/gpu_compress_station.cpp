@@ -87,6 +87,14 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
       queue.abort(std::current_exception());
       return;
     }
+    // A sorted block is coded from the sort's result alone: its text buffer goes back to
+    // the reader now rather than once coded, so the blocks waiting for a coder hold one
+    // buffer each, not two.
+    for (Job& j : batch)
+      if (j.sorted) {
+        queue.recycle(std::move(j.raw.buffer));
+        queue.recycle(std::move(j.rle));
+      }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     queue.return_from_gpu(id, std::move(batch), seconds);
   }

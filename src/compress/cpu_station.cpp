@@ -32,10 +32,12 @@ void prepare(Job& job, WorkQueue& queue, bool perturb) {
 static_assert(symbol_capacity(0) <= BwtWorkspace::kSpareExtra);
 
 CodedBlock BlockCompressor::compress(Job& job) {
-  const std::span<const uint8_t> text = job.prepared ? job.text() : ready(job, rle, perturb);
-  const int32_t n = int32_t(text.size());
+  // A GPU-sorted job's text went back to the reader once sorted: only its length counts.
   std::optional<BwtView> own;
+  int32_t n = int32_t(job.raw.rle_bytes);
   if (!job.sorted) {
+    const std::span<const uint8_t> text = job.prepared ? job.text() : ready(job, rle, perturb);
+    n = int32_t(text.size());
     HugePageVector<uint16_t>().swap(symbols);
     own = bwt_forward(text.data(), n, bwt);
     enc.symbols = bwt.spare(n);

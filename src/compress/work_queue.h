@@ -30,7 +30,7 @@ namespace gpbzip2 {
 
 // A block on its way through the stations: its input as read, then (once prepared) the
 // block the BWT sorts and its CRC, then possibly sorted by the GPU station (needs only
-// entropy coding).
+// entropy coding; its text buffers have gone back to the reader).
 struct Job {
   RawBlock raw;
   // Set by the queue on a job a CPU should only prepare and hand back (WorkQueue::prepared).
@@ -42,7 +42,7 @@ struct Job {
   bool randomised = false;  // --perturb flipped its text's bits: a randomised block
   ByteBuffer rle;
   std::optional<BwtResult> sorted;
-  // What the BWT sorts, once prepared.
+  // What the BWT sorts, once prepared and until sorted by a GPU.
   std::span<const uint8_t> text() const {
     return raw.has_runs ? std::span<const uint8_t>(rle.data(), raw.rle_bytes) : raw.input();
   }
