@@ -49,9 +49,10 @@ int main(int argc, char** argv) {
   // page (the block reader ran at 600 MB/s instead of 2 GB/s): keep them in the heap.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  // So each arena keeps its own high mark, and with one a thread (up to eight a core) the
-  // marks add up: four arenas held 12-30 MB less at the peak on 16 cores, with and
-  // without the GPU, in either direction, and ran as fast (kernels/NOTES.md).
+  // Nothing is trimmed, so each malloc arena keeps its own high mark, and with an arena a
+  // thread (glibc allows eight a core) the marks add up: four arenas held 12-30 MB less
+  // at the peak on 16 cores, with and without the GPU, in both directions, and ran as
+  // fast (kernels/NOTES.md).
   mallopt(M_ARENA_MAX, 4);
   // The GPU stations' streams need no more than two hardware queues; the driver's default
   // of eight costs 40-50 MB and some 0.03 s more to open (kernels/NOTES.md). Set before
