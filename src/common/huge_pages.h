@@ -21,13 +21,20 @@ inline size_t whole_huge_pages(size_t bytes) {
   return (bytes + kHugePage - 1) / kHugePage * kHugePage;
 }
 
-// At least `bytes`, in whole huge pages, 2 MiB aligned and marked for them (only a hint,
-// fine to fail); free with free_huge_pages and the same `bytes`. Mapped on its own, so
-// that freeing gives the memory back to the system: malloc would keep freed chunks this
-// large in its arenas and raise its threshold for mapping them (with resize_scratch,
+inline constexpr size_t kSmallPage = 4096;
+
+inline size_t whole_small_pages(size_t bytes) {
+  return (bytes + kSmallPage - 1) / kSmallPage * kSmallPage;
+}
+
+// `bytes` (in whole small pages) from a 2 MiB aligned start, marked for huge pages (only a
+// hint, fine to fail): each whole 2 MiB of it can be a huge page, what is past the last
+// one stays on small pages. Free with unmap_huge_pages and the same `bytes`. Mapped on its
+// own, so that freeing gives the memory back to the system: malloc would keep freed chunks
+// this large in its arenas and raise its threshold for mapping them (with resize_scratch,
 // silesia-7x4 at -n16 went from 247 to 189 MB peak on the 2-core AMD).
-inline void* allocate_huge_pages(size_t bytes) {
-  const size_t rounded = whole_huge_pages(std::max<size_t>(bytes, 1));
+inline void* map_huge_pages(size_t bytes) {
+  const size_t rounded = whole_small_pages(std::max<size_t>(bytes, 1));
   // One huge page more than needed, then the ends cut off where the alignment falls.
   void* const m = mmap(nullptr, rounded + kHugePage, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -42,9 +49,13 @@ inline void* allocate_huge_pages(size_t bytes) {
   return reinterpret_cast<void*>(aligned);
 }
 
-inline void free_huge_pages(void* p, size_t bytes) {
-  if (p) munmap(p, whole_huge_pages(std::max<size_t>(bytes, 1)));
+inline void unmap_huge_pages(void* p, size_t bytes) {
+  if (p) munmap(p, whole_small_pages(std::max<size_t>(bytes, 1)));
 }
+
+// At least `bytes`, all of it on huge pages; free with free_huge_pages and the same `bytes`.
+inline void* allocate_huge_pages(size_t bytes) { return map_huge_pages(whole_huge_pages(bytes)); }
+inline void free_huge_pages(void* p, size_t bytes) { unmap_huge_pages(p, whole_huge_pages(bytes)); }
 
 template <class T>
 struct HugePageAllocator {
@@ -56,15 +67,17 @@ struct HugePageAllocator {
 
   // From half a huge page up; smaller arrays would waste most of one.
   static bool huge(size_t n) { return n * sizeof(T) >= kHugePage / 2; }
+  // The mapping is the capacity asked for: resize_scratch decides how much of it is on
+  // huge pages.
   T* allocate(size_t n) {
-    if (huge(n)) return static_cast<T*>(allocate_huge_pages(n * sizeof(T)));
+    if (huge(n)) return static_cast<T*>(map_huge_pages(n * sizeof(T)));
     void* p = std::malloc(n * sizeof(T));
     if (!p) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) noexcept {
     if (huge(n))
-      free_huge_pages(p, n * sizeof(T));
+      unmap_huge_pages(p, n * sizeof(T));
     else
       std::free(p);
   }
@@ -87,6 +100,18 @@ void resize_scratch(HugePageVector<T>& v, size_t n) {
     HugePageVector<T>().swap(v);
     const size_t bytes = n * sizeof(T);
     v.reserve(bytes >= kHugePage / 4 ? whole_huge_pages(bytes) / sizeof(T) : n);
+  }
+  v.resize(n);
+}
+
+// The same, but the array ends in small pages after its last whole huge page rather than
+// taking one more huge page for its tail. For the sort's arrays with the block's text after
+// them (bwt.cpp): 4.3 MiB for a -9 block instead of 6, and as fast on the 2-core AMD.
+template <class T>
+void resize_scratch_fitted(HugePageVector<T>& v, size_t n) {
+  if (n > v.capacity()) {
+    HugePageVector<T>().swap(v);
+    v.reserve(whole_small_pages(n * sizeof(T)) / sizeof(T));
   }
   v.resize(n);
 }

@@ -99,16 +99,19 @@ uint16_t* BwtWorkspace::spare(int32_t n) {
 BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
   // The last column is written over the rotations as they are read: byte r lies in
   // sa[r / 4], which has been read by then.
-  resize_scratch(ws.sa, scratch_bytes(n));
+  const LeastRotation least = n > 0 ? least_rotation(t, n) : LeastRotation{0, false, 0};
+  const int32_t shift = least.start;
+  // Past the arrays, `sa` holds the least rotation of a block that is not periodic.
+  if (least.periodic)
+    resize_scratch(ws.sa, scratch_bytes(n));
+  else
+    resize_scratch_fitted(ws.sa, scratch_bytes(n) + size_t(n));
   int32_t* const sa = reinterpret_cast<int32_t*>(ws.sa.data());
   uint8_t* const last = ws.sa.data();
   if (n == 0) return {last, 0};
-  const LeastRotation least = least_rotation(t, n);
-  const int32_t shift = least.start;
   if (!least.periodic) {
     // w: the least rotation. Rotation x of t is rotation (x - shift) mod n of w.
-    resize_scratch(ws.text, size_t(n));
-    uint8_t* const w = ws.text.data();
+    uint8_t* const w = ws.sa.data() + scratch_bytes(n);
     std::memcpy(w, t + shift, size_t(n - shift));
     std::memcpy(w + (n - shift), t, size_t(shift));
     if (divsufsort(w, sa, n) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");

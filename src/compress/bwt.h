@@ -21,10 +21,11 @@ struct BwtResult {
 // `sa` holds the sorted rotations (4 bytes each), then the last column in
 // its first n bytes, and the caller may code the block's symbols after that (`spare`):
 // one array for three stages, since every thread holds one (6n bytes a thread with the
-// text and the run-length coding, where an array per stage took 10n).
+// text and the run-length coding, where an array per stage took 10n). The block turned
+// to its least rotation follows in the same array; a periodic block's text is in `text`.
 struct BwtWorkspace {
-  HugePageVector<uint8_t> text;  // the block turned to its least rotation
   HugePageVector<uint8_t> sa;
+  HugePageVector<uint8_t> text;
   std::vector<int32_t> aux;
   // Room for n + kSpareExtra 16-bit values after the last column of a block of n bytes,
   // which stays where the sort left it.

@@ -46,8 +46,9 @@ class MainSort {
  public:
   MainSort(const uint8_t* tt, int32_t n, int32_t p, int32_t* ptr)
       : n_(n), p_(p), mod_p_(uint32_t(p)), budget_(int64_t(n) * kBudgetPerByte), block_(tt),
-        quadrant_(size_t(n + kWrap), 0), ptr_(ptr) {
+        ptr_(ptr) {
     if (n > int32_t(kPosMask)) throw Error(ErrorKind::Internal, "bzip2_main_sort: block too long");
+    resize_scratch(quadrant_, size_t(n + kWrap));  // zeros
   }
 
   bool run();
