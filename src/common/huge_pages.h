@@ -93,25 +93,20 @@ using HugePageVector = std::vector<T, HugePageAllocator<T>>;
 // grow. From a quarter of a huge page up it takes whole huge pages at once: the sort reads
 // a block's text at random, and silesia-7 at -n1 took about 7% longer with the text on
 // small pages (2-core AMD), and blocks of slightly different sizes then reuse one
-// allocation, where the vector's own growth would double it.
+// allocation, where the vector's own growth would double it. Only a tail of at most a
+// quarter huge page past the last whole one stays on small pages: the sort's arrays with
+// the block's text after them take 4.3 MiB at -9 instead of 6, and sorted as fast on the
+// 2-core AMD and the H100 host's Xeon (kernels/NOTES.md).
 template <class T>
 void resize_scratch(HugePageVector<T>& v, size_t n) {
   if (n > v.capacity()) {
     HugePageVector<T>().swap(v);
     const size_t bytes = n * sizeof(T);
-    v.reserve(bytes >= kHugePage / 4 ? whole_huge_pages(bytes) / sizeof(T) : n);
-  }
-  v.resize(n);
-}
-
-// The same, but the array ends in small pages after its last whole huge page rather than
-// taking one more huge page for its tail. For the sort's arrays with the block's text after
-// them (bwt.cpp): 4.3 MiB for a -9 block instead of 6, and as fast on the 2-core AMD.
-template <class T>
-void resize_scratch_fitted(HugePageVector<T>& v, size_t n) {
-  if (n > v.capacity()) {
-    HugePageVector<T>().swap(v);
-    v.reserve(whole_small_pages(n * sizeof(T)) / sizeof(T));
+    const bool small_tail = bytes > kHugePage && bytes % kHugePage <= kHugePage / 4;
+    if (bytes < kHugePage / 4)
+      v.reserve(n);
+    else
+      v.reserve((small_tail ? whole_small_pages(bytes) : whole_huge_pages(bytes)) / sizeof(T));
   }
   v.resize(n);
 }

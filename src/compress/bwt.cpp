@@ -102,10 +102,7 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
   const LeastRotation least = n > 0 ? least_rotation(t, n) : LeastRotation{0, false, 0};
   const int32_t shift = least.start;
   // Past the arrays, `sa` holds the least rotation of a block that is not periodic.
-  if (least.periodic)
-    resize_scratch(ws.sa, scratch_bytes(n));
-  else
-    resize_scratch_fitted(ws.sa, scratch_bytes(n) + size_t(n));
+  resize_scratch(ws.sa, scratch_bytes(n) + (least.periodic ? 0 : size_t(n)));
   int32_t* const sa = reinterpret_cast<int32_t*>(ws.sa.data());
   uint8_t* const last = ws.sa.data();
   if (n == 0) return {last, 0};
