@@ -11,6 +11,7 @@
 #include "common/crc32.h"
 #include "common/error.h"
 #include "common/format.h"
+#include "common/huge_pages.h"
 #include "run_length.h"
 
 namespace gpbzip2 {
@@ -41,11 +42,32 @@ const uint8_t* run_piece_end(const uint8_t* p, const uint8_t* e) {
 
 }  // namespace
 
+void ByteBuffer::release() noexcept {
+  if (cap_ >= kMappedFrom)
+    unmap_huge_pages(p_, cap_);
+  else
+    delete[] p_;
+  p_ = nullptr;
+  cap_ = 0;
+}
+
 void ByteBuffer::reserve(size_t n, size_t keep) {
   if (n <= cap_) return;
-  std::unique_ptr<uint8_t[]> p(new uint8_t[n]);
-  if (keep > 0) std::memcpy(p.get(), p_.get(), keep);
-  p_ = std::move(p);
+  if (n < kMappedFrom) {
+    uint8_t* const p = new uint8_t[n];
+    if (keep > 0) std::memcpy(p, p_, keep);
+    release();
+    p_ = p;
+  } else if (cap_ >= kMappedFrom) {
+    void* const p = mremap(p_, whole_small_pages(cap_), whole_small_pages(n), MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    p_ = static_cast<uint8_t*>(p);
+  } else {
+    uint8_t* const p = static_cast<uint8_t*>(map_huge_pages(n));
+    if (keep > 0) std::memcpy(p, p_, keep);
+    release();
+    p_ = p;
+  }
   cap_ = n;
 }
 

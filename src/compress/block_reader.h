@@ -23,27 +23,38 @@
 namespace gpbzip2 {
 
 // Bytes whose growth leaves the new bytes unwritten: a recycled buffer is neither zeroed
-// nor faulted in again, and a small input touches only the pages it fills.
+// nor faulted in again, and a small input touches only the pages it fills. A block's
+// buffer holds its input, up to 51 times the block limit where the input has long runs:
+// past kMappedFrom it is mapped on its own, on huge pages where whole ones fit, and grows
+// by remapping, so the bytes already read are neither copied nor faulted in again, and
+// the smaller buffers it grew out of go back to the system rather than stay in the heap.
 class ByteBuffer {
  public:
+  static constexpr size_t kMappedFrom = size_t(1) << 20;
   ByteBuffer() = default;
+  ~ByteBuffer() { release(); }
   // A moved-from buffer is empty: it has no memory, so it claims no capacity (a buffer
   // recycled twice once handed out a null pointer with a capacity).
-  ByteBuffer(ByteBuffer&& o) noexcept : p_(std::move(o.p_)), cap_(std::exchange(o.cap_, 0)) {}
+  ByteBuffer(ByteBuffer&& o) noexcept
+      : p_(std::exchange(o.p_, nullptr)), cap_(std::exchange(o.cap_, 0)) {}
   ByteBuffer& operator=(ByteBuffer&& o) noexcept {
-    p_ = std::move(o.p_);
-    cap_ = std::exchange(o.cap_, 0);
+    if (this != &o) {
+      release();
+      p_ = std::exchange(o.p_, nullptr);
+      cap_ = std::exchange(o.cap_, 0);
+    }
     return *this;
   }
-  uint8_t* data() { return p_.get(); }
-  const uint8_t* data() const { return p_.get(); }
+  uint8_t* data() { return p_; }
+  const uint8_t* data() const { return p_; }
   size_t capacity() const { return cap_; }
   bool empty() const { return cap_ == 0; }
   // At least n bytes; the first `keep` survive a move to new memory.
   void reserve(size_t n, size_t keep = 0);
 
  private:
-  std::unique_ptr<uint8_t[]> p_;
+  void release() noexcept;
+  uint8_t* p_ = nullptr;
   size_t cap_ = 0;
 };
 

@@ -261,3 +261,24 @@ TEST_CASE("A moved-from ByteBuffer is empty and grows again", "[reader]") {
   REQUIRE(b.empty());
   REQUIRE(c.capacity() >= 1000);
 }
+
+// A block of long runs grows its buffer from the heap into a mapping of its own, then
+// by remapping: the bytes kept must come along each time.
+TEST_CASE("A ByteBuffer keeps its bytes as it grows past kMappedFrom and remaps", "[reader]") {
+  const size_t small = gpbzip2::ByteBuffer::kMappedFrom / 2;
+  gpbzip2::ByteBuffer b;
+  b.reserve(small);
+  for (size_t i = 0; i < small; i++) b.data()[i] = uint8_t(i * 7);
+  b.reserve(2 * gpbzip2::ByteBuffer::kMappedFrom, small);  // heap -> mapping: `small` kept
+  for (size_t i = small; i < 2 * gpbzip2::ByteBuffer::kMappedFrom; i++) b.data()[i] = uint8_t(i * 7);
+  b.reserve(9 * gpbzip2::ByteBuffer::kMappedFrom + 123);  // remapped: all of it kept
+  bool kept = true;
+  for (size_t i = 0; i < 2 * gpbzip2::ByteBuffer::kMappedFrom; i++) kept &= b.data()[i] == uint8_t(i * 7);
+  CHECK(kept);
+  b.data()[9 * gpbzip2::ByteBuffer::kMappedFrom + 122] = 1;  // the new end is writable
+  gpbzip2::ByteBuffer moved = std::move(b);
+  CHECK(b.empty());
+  CHECK(moved.capacity() == 9 * gpbzip2::ByteBuffer::kMappedFrom + 123);
+  moved = gpbzip2::ByteBuffer();  // the move unmaps what it held
+  CHECK(moved.empty());
+}
