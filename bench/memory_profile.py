@@ -57,7 +57,7 @@ def main():
             if at and now >= at[0]:
                 at.pop(0)
                 breakdowns.append((now, by_mapping(p.pid)))
-        except (OSError, StopIteration):
+        except OSError:  # the command ended between poll() and the read
             break
         time.sleep(0.004)
     p.wait()

@@ -11,7 +11,6 @@
 #include "common/crc32.h"
 #include "common/error.h"
 #include "common/format.h"
-#include "common/huge_pages.h"
 #include "run_length.h"
 
 namespace gpbzip2 {
@@ -53,17 +52,13 @@ void ByteBuffer::release() noexcept {
 
 void ByteBuffer::reserve(size_t n, size_t keep) {
   if (n <= cap_) return;
-  if (n < kMappedFrom) {
-    uint8_t* const p = new uint8_t[n];
-    if (keep > 0) std::memcpy(p, p_, keep);
-    release();
-    p_ = p;
-  } else if (cap_ >= kMappedFrom) {
+  if (cap_ >= kMappedFrom) {  // a mapping moves with all its bytes
     void* const p = mremap(p_, whole_small_pages(cap_), whole_small_pages(n), MREMAP_MAYMOVE);
     if (p == MAP_FAILED) throw std::bad_alloc();
     p_ = static_cast<uint8_t*>(p);
   } else {
-    uint8_t* const p = static_cast<uint8_t*>(map_huge_pages(n));
+    uint8_t* const p =
+        n < kMappedFrom ? new uint8_t[n] : static_cast<uint8_t*>(map_huge_pages(n));
     if (keep > 0) std::memcpy(p, p_, keep);
     release();
     p_ = p;

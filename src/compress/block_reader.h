@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/huge_pages.h"
 #include "common/io.h"
 
 namespace gpbzip2 {
@@ -30,7 +31,7 @@ namespace gpbzip2 {
 // the smaller buffers it grew out of go back to the system rather than stay in the heap.
 class ByteBuffer {
  public:
-  static constexpr size_t kMappedFrom = size_t(1) << 20;
+  static constexpr size_t kMappedFrom = kHugePage / 2;  // as HugePageAllocator::huge
   ByteBuffer() = default;
   ~ByteBuffer() { release(); }
   // A moved-from buffer is empty: it has no memory, so it claims no capacity (a buffer
