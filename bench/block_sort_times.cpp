@@ -50,13 +50,14 @@ int main(int argc, char** argv) {
   gpbzip2::BlockReader reader(in, level);
   gpbzip2::BwtWorkspace ws;
   gpbzip2::BwtResult result;
-  gpbzip2::ByteBuffer rle;
+  gpbzip2::ByteBuffer scratch;
   std::vector<Timing> times;
   uint64_t offset = 0;
   double total = 0;
   try {
     for (gpbzip2::RawBlock b; reader.next(b);) {
-      const std::span<const uint8_t> text = gpbzip2::block_text(b, rle);
+      gpbzip2::finish_block(b, scratch);
+      const std::span<const uint8_t> text = b.text();
       double best = 0;
       for (int r = 0; r < runs; r++) {
         auto t0 = std::chrono::steady_clock::now();

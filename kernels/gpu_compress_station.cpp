@@ -1,7 +1,8 @@
 // The GPU station: on the first visible device, several lanes (host threads, each with
-// its own stream and buffers) take batches of prepared blocks (run-length coded by the
+// its own stream and buffers) take batches of prepared blocks (their CRCs taken by the
 // CPU stations) from the work queue, sort them on the GPU and hand them back for entropy
-// coding; one lane's uploads and downloads overlap the others' sorts. Any GPU failure sends the batch back to the CPU, unsorted.
+// coding; one lane's uploads and downloads overlap the others' sorts. Any GPU failure
+// sends the batch back to the CPU, unsorted.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -91,10 +92,7 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
     // the reader now rather than once coded, so the blocks waiting for a coder hold one
     // buffer each, not two.
     for (Job& j : batch)
-      if (j.sorted) {
-        queue.recycle(std::move(j.raw.buffer));
-        queue.recycle(std::move(j.rle));
-      }
+      if (j.sorted) queue.recycle(std::move(j.raw.buffer));
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     queue.return_from_gpu(id, std::move(batch), seconds);
   }

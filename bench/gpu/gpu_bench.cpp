@@ -58,9 +58,10 @@ static int bench_bwt(const char* path, int level, int lanes, int reps, size_t ba
   BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> blocks;
   size_t bytes = 0, perturbed = 0;
-  ByteBuffer rle;
+  ByteBuffer scratch;
   for (RawBlock b; reader.next(b);) {
-    const std::span<const uint8_t> text = block_text(b, rle);
+    finish_block(b, scratch);
+    const std::span<const uint8_t> text = b.text();
     bytes += text.size();
     blocks.emplace_back(text.begin(), text.end());
     if (perturb) perturbed += perturb_if_deep(blocks.back().data(), blocks.back().size());
@@ -118,9 +119,9 @@ static std::vector<Job> prepared_jobs(const char* path, int level, size_t& bytes
   MemorySource src(input);
   BlockReader reader(src, level);
   std::vector<Job> jobs;
+  ByteBuffer scratch;
   for (Job j; reader.next(j.raw); j = Job()) {
-    j.crc = block_crc(j.raw);
-    block_text(j.raw, j.rle);
+    j.crc = finish_block(j.raw, scratch);
     j.prepared = true;
     jobs.push_back(std::move(j));
   }

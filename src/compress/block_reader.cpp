@@ -33,38 +33,50 @@ const uint8_t* find_run4(const uint8_t* p, const uint8_t* e) {
   return e;
 }
 
-// End of the run that starts at p (four equal bytes, up to e): bzip2 writes a run in
-// pieces of at most 255 bytes.
-const uint8_t* run_piece_end(const uint8_t* p, const uint8_t* e) {
-  return p + 4 + run_length(p + 4, e - p > 255 ? p + 255 : e, *p);
+// The running CRC through the bytes an encoding stands for: its literal bytes as they
+// are, and each run piece (four equal bytes and a count) as the 4 + count bytes it
+// stands for.
+uint32_t crc_of_encoding(uint32_t crc, const uint8_t* p, size_t n) {
+  const uint8_t* const e = p + n;
+  uint8_t fill[4 + 255];
+  int filled = -1;  // the byte `fill` holds
+  while (e - p >= 5) {
+    const uint8_t* const run = find_run4(p, e - 4);
+    crc = crc32_update(crc, p, size_t(run - p));
+    p = run;
+    if (run == e - 4) break;
+    if (filled != *run) {
+      std::memset(fill, *run, sizeof fill);
+      filled = *run;
+    }
+    crc = crc32_update(crc, fill, 4 + size_t(run[4]));
+    p = run + 5;
+  }
+  return crc32_update(crc, p, size_t(e - p));
+}
+
+// bzip2's first run-length encoding of in[0, n), to out; returns its size.
+size_t encode(const uint8_t* in, size_t n, uint8_t* out) {
+  const uint8_t* p = in;
+  const uint8_t* const e = p + n;
+  size_t w = 0;
+  while (e - p >= 4) {
+    const uint8_t* run = find_run4(p, e - 3);
+    std::memcpy(out + w, p, size_t(run - p));
+    w += size_t(run - p);
+    p = run;
+    if (run == e - 3) break;
+    const uint8_t c = *run;
+    p = run + 4 + run_length(run + 4, e - run > 255 ? run + 255 : e, c);
+    std::memset(out + w, c, 4);
+    out[w + 4] = uint8_t(p - run - 4);
+    w += 5;
+  }
+  std::memcpy(out + w, p, size_t(e - p));
+  return w + size_t(e - p);
 }
 
 }  // namespace
-
-void ByteBuffer::release() noexcept {
-  if (cap_ >= kMappedFrom)
-    unmap_huge_pages(p_, cap_);
-  else
-    delete[] p_;
-  p_ = nullptr;
-  cap_ = 0;
-}
-
-void ByteBuffer::reserve(size_t n, size_t keep) {
-  if (n <= cap_) return;
-  if (cap_ >= kMappedFrom) {  // a mapping moves with all its bytes
-    void* const p = mremap(p_, whole_small_pages(cap_), whole_small_pages(n), MREMAP_MAYMOVE);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    p_ = static_cast<uint8_t*>(p);
-  } else {
-    uint8_t* const p =
-        n < kMappedFrom ? new uint8_t[n] : static_cast<uint8_t*>(map_huge_pages(n));
-    if (keep > 0) std::memcpy(p, p_, keep);
-    release();
-    p_ = p;
-  }
-  cap_ = n;
-}
 
 BlockReader::BlockReader(Source& src, int level, size_t region_bytes)
     : src_(src), limit_(format::block_limit(level)), region_bytes_(std::max<size_t>(region_bytes, 1)) {}
@@ -145,7 +157,7 @@ void BlockReader::scan(Region& r) const {
     const uint8_t* const run = find_run4(p, e - 3);
     if (run == e - 3) break;
     p = run + 4 + run_length(run + 4, e, *run);
-    r.runs.push_back({r.begin + uint64_t(run - d), r.begin + uint64_t(p - d)});
+    r.runs.push_back({r.begin + uint64_t(run - d), r.begin + uint64_t(p - d), *run});
   }
 }
 
@@ -205,8 +217,8 @@ void BlockReader::release(Region& r) {
   room_cv_.notify_one();
 }
 
-void BlockReader::close_run(uint64_t begin, uint64_t end) {
-  if (end - begin >= 4) runs_.push_back({begin, end});
+void BlockReader::close_run(uint64_t begin, uint64_t end, uint8_t byte) {
+  if (end - begin >= 4) runs_.push_back({begin, end, byte});
 }
 
 // The next region joins the runs: its first bytes may go on the run that reached the end
@@ -218,10 +230,10 @@ void BlockReader::merge_next() {
   const bool uniform = r->size > 0 && r->lead == r->size;
   if (r->size > 0) {
     if (open_ && open_byte_ == r->first) {
-      if (!uniform) close_run(open_begin_, begin + r->lead);
+      if (!uniform) close_run(open_begin_, begin + r->lead, open_byte_);
     } else {
-      if (open_) close_run(open_begin_, begin);
-      if (!uniform) close_run(begin, begin + r->lead);
+      if (open_) close_run(open_begin_, begin, open_byte_);
+      if (!uniform) close_run(begin, begin + r->lead, r->first);
       open_begin_ = begin;
     }
     open_ = true;
@@ -234,7 +246,7 @@ void BlockReader::merge_next() {
   frontier_ = r->end();
   if (r->last_region) {
     input_end_ = true;
-    if (open_) close_run(open_begin_, frontier_);
+    if (open_) close_run(open_begin_, frontier_, open_byte_);
     open_ = false;
   }
   if (uniform) release(*r);  // its first byte stands for all of them
@@ -247,29 +259,53 @@ uint8_t BlockReader::byte(uint64_t at) const {
   throw Error(ErrorKind::Internal, "block reader: byte past what is read");
 }
 
-// The current block's bytes up to `at` into its buffer; the regions wholly before `at`
-// are done with.
-void BlockReader::copy_upto(uint64_t at, RawBlock& out) {
-  const uint64_t start = consumed_;
-  ByteBuffer& buf = out.buffer;
-  // A block of no long runs holds about the limit's bytes: room for that at once, more
-  // by doubling.
-  if (at - start > buf.capacity()) {
-    const size_t grown = buf.capacity() > 0 ? 2 * buf.capacity() : size_t(limit_) + 4;
-    buf.reserve(std::max<size_t>(size_t(at - start), grown), size_t(copied_ - start));
-  }
+// The input's bytes [begin, end), all in held regions, to out. Returns the last region
+// whose data it copied from, if any.
+const BlockReader::Region* BlockReader::copy(uint64_t begin, uint64_t end, uint8_t* out) const {
+  const Region* from = nullptr;
   for (const auto& r : held_) {
-    if (copied_ >= at) break;
-    if (r->end() <= copied_) continue;
-    const uint64_t to = std::min(at, r->end());
-    uint8_t* const dst = buf.data() + (copied_ - start);
-    if (r->data)
-      std::memcpy(dst, r->data.get() + (copied_ - r->begin), size_t(to - copied_));
-    else
-      std::memset(dst, r->first, size_t(to - copied_));
-    copied_ = to;
+    if (begin >= end) break;
+    if (r->end() <= begin) continue;
+    const uint64_t to = std::min(end, r->end());
+    if (r->data) {
+      std::memcpy(out, r->data.get() + (begin - r->begin), size_t(to - begin));
+      from = r.get();
+    } else {
+      std::memset(out, r->first, size_t(to - begin));
+    }
+    out += to - begin;
+    begin = to;
   }
+  return from;
+}
+
+// A literal stretch before a run piece, to out: most are short and lie in the region the
+// one before came from, where a call to memcpy costs more than the copy; the pieces of
+// one long run have none between them.
+void BlockReader::copy_stretch(uint64_t begin, uint64_t end, uint8_t* out) {
+  const size_t n = size_t(end - begin);
+  if (n == 0) return;
+  const Region* const r = stretch_region_;
+  if (!r || begin < r->begin || end > r->end() || n > 16) {
+    if (const Region* from = copy(begin, end, out)) stretch_region_ = from;
+    return;
+  }
+  const uint8_t* const in = r->data.get() + (begin - r->begin);
+  if (n >= 8) {  // two 8-byte copies that overlap
+    uint64_t a, b;
+    std::memcpy(&a, in, 8);
+    std::memcpy(&b, in + n - 8, 8);
+    std::memcpy(out, &a, 8);
+    std::memcpy(out + n - 8, &b, 8);
+  } else {
+    for (size_t i = 0; i < n; i++) out[i] = in[i];
+  }
+}
+
+// The regions wholly before `at` are done with.
+void BlockReader::release_before(uint64_t at) {
   while (!held_.empty() && held_.front()->end() <= at) {
+    if (stretch_region_ == held_.front().get()) stretch_region_ = nullptr;
     if (held_.front()->data) release(*held_.front());
     held_.pop_front();
   }
@@ -277,14 +313,27 @@ void BlockReader::copy_upto(uint64_t at, RawBlock& out) {
 
 // bzip2 writes runs of 1 to 3 bytes as they are, four or more as four and a count, and
 // closes a block when a run written fills it; the byte that ended that run starts the next
-// block. So the encoded size is counted, not written: literal stretches count one for one,
-// each run piece (up to 255 bytes of a run) five.
+// block. So the encoded size is counted: literal stretches count one for one, each run
+// piece (up to 255 bytes of a run) five. The block's input is copied as it is, in one
+// piece per region, for its station to encode; but once its runs have saved kMostSaved
+// bytes, the rest of it is written encoded after what was copied: each literal stretch
+// copied, each run piece written as its five bytes.
 bool BlockReader::next(RawBlock& out) {
   const uint64_t start = consumed_;
-  copied_ = start;
   const size_t full = size_t(limit_);
+  // Encoded, the block passes the limit by up to 4 bytes (a run piece); what is copied as
+  // read adds the savings that let it stay so, and one run piece's.
+  out.buffer.reserve(full + kMostSaved + 254);
+  uint8_t* const text = out.buffer.data();
   size_t w = 0;  // encoded size so far
   uint64_t cur = start;
+  uint64_t copied = start;  // the input [start, copied) is in `text` as read
+  auto copy_as_read = [&](uint64_t to) {
+    copy(copied, to, text + (copied - start));
+    copied = to;
+  };
+  bool encoding = false;
+  size_t at = 0;  // once encoding: where the next encoded byte goes
   bool runs = false;
   for (;;) {
     const size_t room = full - w;
@@ -294,69 +343,72 @@ bool BlockReader::next(RawBlock& out) {
     // literal stretch looks at.
     if (runs_.empty() && !input_end_ &&
         (frontier_ < cur + room + 3 || (open_ && open_begin_ < cur + room))) {
-      copy_upto(cur, out);
+      if (!encoding) copy_as_read(cur);
+      release_before(cur);
       merge_next();
       continue;
     }
     const uint64_t run_begin = runs_.empty() ? UINT64_MAX : std::max(runs_.front().begin, cur);
     if (run_begin - cur >= room || runs_.empty()) {
-      if (input_end_ && frontier_ - cur < room && run_begin == UINT64_MAX) {
-        w += size_t(frontier_ - cur);
-        cur = frontier_;
-        break;
+      // The block ends with the input, or fills inside the literal stretch: at the end of
+      // the short run that crosses the limit.
+      uint64_t cut = frontier_;
+      if (!input_end_ || frontier_ - cur >= room || run_begin != UINT64_MAX) {
+        cut = cur + room;
+        while (cut < frontier_ && byte(cut) == byte(cut - 1)) cut++;
       }
-      // The block fills inside the literal stretch: at the end of the short run that
-      // crosses the limit.
-      uint64_t cut = cur + room;
-      while (cut < frontier_ && byte(cut) == byte(cut - 1)) cut++;
+      if (encoding) copy(cur, cut, text + at);
       w += size_t(cut - cur);
       cur = cut;
       break;
     }
     w += size_t(run_begin - cur);
-    cur = std::min(runs_.front().end, run_begin + 255);
+    const uint64_t piece_end = std::min(runs_.front().end, run_begin + 255);
+    if (encoding) {
+      copy_stretch(cur, run_begin, text + at);
+      at += size_t(run_begin - cur);
+      std::memset(text + at, runs_.front().byte, 4);
+      text[at + 4] = uint8_t(piece_end - run_begin - 4);
+      at += 5;
+    }
+    cur = piece_end;
     w += 5;
     runs = true;
     if (w >= full) break;
+    if (!encoding && cur - start > w + kMostSaved) {
+      copy_as_read(cur);
+      at = size_t(cur - start);
+      encoding = true;
+    }
   }
+  if (!encoding) copy_as_read(cur);
+  release_before(cur);
   if (w == 0) return false;
-  copy_upto(cur, out);
   out.index = next_index_++;
   out.input_bytes = cur - start;
   out.rle_bytes = w;
   out.has_runs = runs;
+  out.as_read = runs ? size_t(copied - start) : 0;
   consumed_ = cur;
   rle_consumed_ += w;
   return true;
 }
 
-std::span<const uint8_t> block_text(const RawBlock& b, ByteBuffer& rle) {
-  if (!b.has_runs) return b.input();
-  rle.reserve(b.rle_bytes);
-  const uint8_t* p = b.buffer.data();
-  const uint8_t* const e = p + b.input_bytes;
-  uint8_t* const out = rle.data();
-  size_t w = 0;
-  while (e - p >= 4) {
-    const uint8_t* run = find_run4(p, e - 3);
-    std::memcpy(out + w, p, size_t(run - p));
-    w += size_t(run - p);
-    p = run;
-    if (run == e - 3) break;
-    p = run_piece_end(run, e);
-    std::memset(out + w, *run, 4);
-    out[w + 4] = uint8_t(p - run - 4);
-    w += 5;
-  }
-  std::memcpy(out + w, p, size_t(e - p));
-  w += size_t(e - p);
-  // The reader counted this size; the two must agree or the buffer was too small.
-  if (w != b.rle_bytes) throw Error(ErrorKind::Internal, "block size after run-length coding");
-  return {out, w};
-}
-
-uint32_t block_crc(const RawBlock& b) {
-  return ~crc32_update(0xffffffffu, b.buffer.data(), size_t(b.input_bytes));
+uint32_t finish_block(RawBlock& b, ByteBuffer& scratch) {
+  uint8_t* const data = b.buffer.data();
+  if (!b.has_runs) return ~crc32_update(0xffffffffu, data, b.rle_bytes);
+  if (b.as_read == 0) return ~crc_of_encoding(0xffffffffu, data, b.rle_bytes);
+  scratch.reserve(b.buffer.capacity());
+  const size_t w = encode(data, b.as_read, scratch.data());
+  // The reader counted the block's size; the two must agree.
+  if (w > b.rle_bytes) throw Error(ErrorKind::Internal, "block size after run-length coding");
+  const size_t rest = b.rle_bytes - w;  // encoded by the reader
+  uint32_t crc = crc32_update(0xffffffffu, data, b.as_read);
+  crc = crc_of_encoding(crc, data + b.as_read, rest);
+  std::memcpy(scratch.data() + w, data + b.as_read, rest);
+  std::swap(b.buffer, scratch);
+  b.as_read = 0;
+  return ~crc;
 }
 
 }  // namespace gpbzip2

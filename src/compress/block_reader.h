@@ -1,10 +1,13 @@
-// Cuts the input into blocks exactly where bzip2 does. The reader only finds the cuts
-// (counting the size of bzip2's first run-length encoding, which restarts at every
-// block); the stations encode their own blocks in parallel (block_text). Finding the cuts
-// means looking at every byte for runs of four equal ones, which one thread cannot do as
-// fast as a GPU sorts: so the input is read in regions that scout threads can search for
-// runs while the reader walks the runs found. A run's pieces of up to 255 bytes do not
-// depend on where blocks start, so the search needs no cut.
+// Cuts the input into blocks exactly where bzip2 does, and writes each as the BWT sorts
+// it: after bzip2's first run-length encoding, which restarts at every block. The reader
+// walks the input's runs of four or more equal bytes anyway to find the cuts (counting
+// each run piece of up to 255 bytes as the five it encodes to), so writing the encoding
+// costs it no more than copying the input would, and a block holds at most the limit's
+// bytes however long its runs (a block of zeros stands for 46 MB). Finding the runs means
+// looking at every byte, which one thread cannot do as fast as a GPU sorts: so the input
+// is read in regions that scout threads can search for runs while the reader walks the
+// runs found. A run's pieces do not depend on where blocks start, so the search needs no
+// cut. The stations compute each block's CRC (finish_block).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -18,60 +21,62 @@
 #include <utility>
 #include <vector>
 
-#include "common/huge_pages.h"
 #include "common/io.h"
 
 namespace gpbzip2 {
 
-// Bytes whose growth leaves the new bytes unwritten: a recycled buffer is neither zeroed
-// nor faulted in again, and a small input touches only the pages it fills. A block's
-// buffer holds its input, up to 51 times the block limit where the input has long runs:
-// past kMappedFrom it is mapped on its own, on huge pages where whole ones fit, and grows
-// by remapping, so the bytes already read are neither copied nor faulted in again, and
-// the smaller buffers it grew out of go back to the system rather than stay in the heap.
+// Bytes whose growth leaves them unwritten: a recycled buffer is neither zeroed nor
+// faulted in again, and a small input touches only the pages it fills.
 class ByteBuffer {
  public:
-  static constexpr size_t kMappedFrom = kHugePage / 2;  // as HugePageAllocator::huge
   ByteBuffer() = default;
-  ~ByteBuffer() { release(); }
   // A moved-from buffer is empty: it has no memory, so it claims no capacity (a buffer
   // recycled twice once handed out a null pointer with a capacity).
-  ByteBuffer(ByteBuffer&& o) noexcept
-      : p_(std::exchange(o.p_, nullptr)), cap_(std::exchange(o.cap_, 0)) {}
+  ByteBuffer(ByteBuffer&& o) noexcept : p_(std::move(o.p_)), cap_(std::exchange(o.cap_, 0)) {}
   ByteBuffer& operator=(ByteBuffer&& o) noexcept {
-    if (this != &o) {
-      release();
-      p_ = std::exchange(o.p_, nullptr);
-      cap_ = std::exchange(o.cap_, 0);
-    }
+    p_ = std::move(o.p_);
+    cap_ = std::exchange(o.cap_, 0);
     return *this;
   }
-  uint8_t* data() { return p_; }
-  const uint8_t* data() const { return p_; }
+  uint8_t* data() { return p_.get(); }
+  const uint8_t* data() const { return p_.get(); }
   size_t capacity() const { return cap_; }
   bool empty() const { return cap_ == 0; }
-  // At least n bytes; the first `keep` survive a move to new memory.
-  void reserve(size_t n, size_t keep = 0);
+  // At least n bytes; what they held is lost where they grow.
+  void reserve(size_t n) {
+    if (n <= cap_) return;
+    p_.reset(new uint8_t[n]);
+    cap_ = n;
+  }
 
  private:
-  void release() noexcept;
-  uint8_t* p_ = nullptr;
+  std::unique_ptr<uint8_t[]> p_;
   size_t cap_ = 0;
 };
 
 struct RawBlock {
   uint64_t index = 0;
-  ByteBuffer buffer;         // holds the block's input: buffer[0, input_bytes)
+  // The block after the first RLE, buffer[0, rle_bytes), once its first `as_read` input
+  // bytes, which the buffer holds as read, are encoded too (finish_block); the reader
+  // wrote the rest of it encoded, after them.
+  ByteBuffer buffer;
   uint64_t input_bytes = 0;  // original bytes in this block
   size_t rle_bytes = 0;      // its size after the first RLE: what the BWT sorts
   bool has_runs = false;     // holds four equal bytes in a row, so the RLE changes it
-  std::span<const uint8_t> input() const { return {buffer.data(), size_t(input_bytes)}; }
+  size_t as_read = 0;        // 0 where it has no runs
+  // What the BWT sorts, once finished.
+  std::span<const uint8_t> text() const { return {buffer.data(), rle_bytes}; }
 };
 
 class BlockReader {
  public:
   // Regions of region_bytes, searched by the caller of next() until start_scouts.
   static constexpr size_t kRegionBytes = size_t(1) << 20;
+  // Past the point where a block's runs have saved this many bytes, the reader writes
+  // the rest of it encoded: so no block holds more than the limit and this, where one of
+  // long runs would hold up to 51 times the limit as read (46 MB at -9), and the reader
+  // still copies most blocks, whose runs save less, in one piece per region.
+  static constexpr size_t kMostSaved = size_t(1) << 19;
   BlockReader(Source& src, int level, size_t region_bytes = kRegionBytes);
   ~BlockReader();
   BlockReader(const BlockReader&) = delete;
@@ -94,6 +99,7 @@ class BlockReader {
  private:
   struct Run {
     uint64_t begin, end;  // four or more equal bytes, [begin, end) of the input
+    uint8_t byte;
   };
   // A region of the input and the runs in it: those wholly inside, and the equal bytes
   // it starts and ends with, which may join runs of the regions beside it.
@@ -115,9 +121,11 @@ class BlockReader {
   std::unique_ptr<Region> take(uint64_t index);
   void release(Region& r);
   void merge_next();
-  void close_run(uint64_t begin, uint64_t end);
+  void close_run(uint64_t begin, uint64_t end, uint8_t byte);
   uint8_t byte(uint64_t at) const;
-  void copy_upto(uint64_t at, RawBlock& out);
+  const Region* copy(uint64_t begin, uint64_t end, uint8_t* out) const;
+  void copy_stretch(uint64_t begin, uint64_t end, uint8_t* out);
+  void release_before(uint64_t at);
 
   Source& src_;
   const int32_t limit_;
@@ -137,22 +145,20 @@ class BlockReader {
 
   // The reader's own: regions merged into the run list, oldest first.
   std::deque<std::unique_ptr<Region>> held_;
+  const Region* stretch_region_ = nullptr;  // where copy_stretch found bytes last
   std::deque<Run> runs_;        // closed runs past the current block's start
   bool open_ = false;           // a run of open_byte_ from open_begin_ reaches frontier_
   uint8_t open_byte_ = 0;
   uint64_t open_begin_ = 0;
-  uint64_t next_take_ = 0, frontier_ = 0, copied_ = 0;
+  uint64_t next_take_ = 0, frontier_ = 0;
   bool input_end_ = false;      // frontier_ is the end of the input
   uint64_t next_index_ = 0;
   uint64_t consumed_ = 0, rle_consumed_ = 0;
 };
 
-// What the BWT sorts: the block's input after bzip2's first run-length encoding (runs of
-// 4..255 equal bytes become four of them and a count of the rest), written to `rle`; or
-// the input itself, uncopied, where it has no run of four.
-std::span<const uint8_t> block_text(const RawBlock& b, ByteBuffer& rle);
-
-// The block CRC: of the original bytes, which the block holds.
-uint32_t block_crc(const RawBlock& b);
+// What the reader leaves to the block's station: the block CRC (of the original bytes)
+// and the first RLE of the input it left as read; the block is then written to
+// `scratch`, which trades places with the block's buffer. Returns the CRC.
+uint32_t finish_block(RawBlock& b, ByteBuffer& scratch);
 
 }  // namespace gpbzip2

@@ -74,7 +74,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
   // GPU stations raise the bounds by their batch capacity once found.
   const size_t max_uncoded = size_t(2 * threads + 2);
-  WorkQueue queue(max_uncoded, threads, max_uncoded * size_t(format::block_limit(opts.level)));
+  WorkQueue queue(max_uncoded, threads);
   // GpuMode::On must fail before any output: the writer waits for the GPU to open, the
   // stations do not. Auto opens the GPU as soon as what it would
   // sort looks large enough: for a file, the encoded size of the blocks read so far

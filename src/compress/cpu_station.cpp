@@ -7,24 +7,14 @@
 namespace gpbzip2 {
 namespace {
 
-// The block's CRC (of its original bytes), then what the sort takes: its run-length
-// coding into `rle`, or the input itself where it has no run; with --perturb, flipped
-// into a randomised block where the rule says (perturb.h).
-std::span<const uint8_t> ready(Job& job, ByteBuffer& rle, bool perturb) {
-  job.crc = block_crc(job.raw);
-  const size_t n = block_text(job.raw, rle).size();
-  uint8_t* const text = job.raw.has_runs ? rle.data() : job.raw.buffer.data();
-  if (perturb) job.randomised = perturb_if_deep(text, n);
-  return {text, n};
-}
-
-// Makes a job sortable by a GPU, with its run-length coding in a buffer of its own, so
-// that the larger input buffer goes back to the reader at once.
-void prepare(Job& job, WorkQueue& queue, bool perturb) {
-  if (job.raw.has_runs) job.rle = queue.spare_buffer();
-  ready(job, job.rle, perturb);
-  if (job.raw.has_runs) queue.recycle(std::move(job.raw.buffer));
+// The block's CRC (of its original bytes) and its first RLE if the reader left it as
+// read, then, with --perturb, its text flipped into a randomised block where the rule
+// says (perturb.h): what the sort takes.
+std::span<const uint8_t> prepare(Job& job, ByteBuffer& scratch, bool perturb) {
+  job.crc = finish_block(job.raw, scratch);
+  if (perturb) job.randomised = perturb_if_deep(job.raw.buffer.data(), job.raw.rle_bytes);
   job.prepared = true;
+  return job.text();
 }
 
 }  // namespace
@@ -36,7 +26,7 @@ CodedBlock BlockCompressor::compress(Job& job) {
   std::optional<BwtView> own;
   int32_t n = int32_t(job.raw.rle_bytes);
   if (!job.sorted) {
-    const std::span<const uint8_t> text = job.prepared ? job.text() : ready(job, rle, perturb);
+    const std::span<const uint8_t> text = job.prepared ? job.text() : prepare(job, scratch, perturb);
     n = int32_t(text.size());
     HugePageVector<uint16_t>().swap(symbols);
     own = bwt_forward(text.data(), n, bwt);
@@ -71,13 +61,12 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
   try {
     while (auto job = queue.pop_for_cpu()) {
       if (job->prepare_only) {
-        prepare(*job, queue, perturb);
+        prepare(*job, compressor.scratch, perturb);
         queue.prepared(std::move(*job));
         continue;
       }
       queue.deliver(compressor.compress(*job));
       queue.recycle(std::move(job->raw.buffer));
-      queue.recycle(std::move(job->rle));
     }
   } catch (...) {
     queue.abort(std::current_exception());

@@ -7,11 +7,11 @@
 
 namespace gpbzip2 {
 
-// Compresses one block whole (run-length coding and CRC if not yet prepared, BWT if not
-// yet sorted, then entropy coding).
+// Compresses one block whole (CRC if not yet prepared, BWT if not yet sorted, then
+// entropy coding).
 struct BlockCompressor {
   bool perturb = false;  // --perturb: deep blocks written randomised (perturb.h)
-  ByteBuffer rle;
+  ByteBuffer scratch;    // finish_block's
   // The station holds one of the two: the sort's arrays (whose spare room takes the
   // symbols) while it sorts, a symbol array alone while it codes blocks a GPU sorted:
   // 2 MB a station where both would hold 8.

@@ -21,8 +21,7 @@ Job take_front(std::deque<Job>& from) {
 }  // namespace
 
 bool WorkQueue::reader_may_push() const {
-  return uncoded_ < max_uncoded_ && in_flight_ < kCodedPerUncoded * max_uncoded_ &&
-         (input_.empty() || input_bytes_ < max_input_bytes_);
+  return uncoded_ < max_uncoded_ && in_flight_ < kCodedPerUncoded * max_uncoded_;
 }
 
 bool WorkQueue::push_raw(Job job) {
@@ -31,7 +30,6 @@ bool WorkQueue::push_raw(Job job) {
   if (error_) return false;
   uncoded_++;
   in_flight_++;
-  input_bytes_ += job.raw.input_bytes;
   unsorted_bytes_ += job.raw.rle_bytes;
   input_.push_back(std::move(job));
   cpu_cv_.notify_one();
@@ -73,18 +71,11 @@ bool WorkQueue::cpus_done() const {
          declined_.empty() && at_gpu_ == 0 && preparing_ == 0;
 }
 
-Job WorkQueue::take_input() {
-  Job job = take_front(input_);
-  input_bytes_ -= job.raw.input_bytes;
-  reader_cv_.notify_one();
-  return job;
-}
-
-// Preparing a block (run-length coding and CRC, about a tenth of its coding time) comes
+// Preparing a block (its CRC, a small part of its coding time) comes
 // first while a GPU waits for a batch; else coding frees memory first.
 std::optional<Job> WorkQueue::take_for_cpu() {
   auto to_prepare = [&] {
-    Job job = take_input();
+    Job job = take_front(input_);
     job.prepare_only = true;
     preparing_++;
     return job;
@@ -94,7 +85,7 @@ std::optional<Job> WorkQueue::take_for_cpu() {
   if (!declined_.empty()) return take_front(declined_);
   if (cpu_may_compress()) {
     // The oldest block: prepared ones were read before any still in input_.
-    Job job = ready_.empty() ? take_input() : take_front(ready_);
+    Job job = ready_.empty() ? take_front(input_) : take_front(ready_);
     unsorted_bytes_ -= job.raw.rle_bytes;
     cpu_raw_started_[job.raw.index] = {Clock::now(), job.raw.rle_bytes};
     notify_gpus();  // input_ may now be empty: a partial batch may go

@@ -3,7 +3,7 @@
 //
 // With GPU stations the queue also decides who sorts what: it learns how fast each GPU
 // station sorts and how fast a CPU thread compresses a block, has the CPUs prepare blocks
-// for the GPUs (run-length coding and CRC) while the GPUs keep up, and splits the last
+// for the GPUs (their CRCs, and --perturb's flips) while the GPUs keep up, and splits the last
 // blocks so that no slow station holds them while faster ones sit idle.
 //
 // Each kind of waiter (reader, CPU stations, GPU lanes, writer) has its own condition
@@ -28,24 +28,19 @@
 
 namespace gpbzip2 {
 
-// A block on its way through the stations: its input as read, then (once prepared) the
-// block the BWT sorts and its CRC, then possibly sorted by the GPU station (needs only
-// entropy coding; its text buffers have gone back to the reader).
+// A block on its way through the stations: as read, then (once prepared) with its CRC,
+// then possibly sorted by the GPU station (needs only entropy coding; its text buffer has
+// gone back to the reader).
 struct Job {
   RawBlock raw;
   // Set by the queue on a job a CPU should only prepare and hand back (WorkQueue::prepared).
   bool prepare_only = false;
-  // Prepared: the CRC is known and, where the input has runs, `rle` holds the encoded
-  // block and raw's buffer has gone back to the reader.
-  bool prepared = false;
+  bool prepared = false;  // the CRC is known, and --perturb has had its say
   uint32_t crc = 0;
   bool randomised = false;  // --perturb flipped its text's bits: a randomised block
-  ByteBuffer rle;
   std::optional<BwtResult> sorted;
-  // What the BWT sorts, once prepared and until sorted by a GPU.
-  std::span<const uint8_t> text() const {
-    return raw.has_runs ? std::span<const uint8_t>(rle.data(), raw.rle_bytes) : raw.input();
-  }
+  // What the BWT sorts, until sorted by a GPU.
+  std::span<const uint8_t> text() const { return raw.text(); }
 };
 
 struct CodedBlock {
@@ -63,12 +58,8 @@ class WorkQueue {
   // not yet written: a coded block is a quarter of a raw one or less, and a slow block at
   // the head (a CPU sorting one whole) must not stop the rest of the pipeline.
   static constexpr size_t kCodedPerUncoded = 4;
-  // Input not yet taken by a station is also bounded in bytes (beyond one block): blocks
-  // of long runs hold up to 51 input bytes per encoded one.
-  WorkQueue(size_t max_uncoded, int cpu_stations = 1, size_t max_input_bytes = SIZE_MAX)
-      : max_uncoded_(max_uncoded),
-        max_input_bytes_(max_input_bytes),
-        cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
+  WorkQueue(size_t max_uncoded, int cpu_stations = 1)
+      : max_uncoded_(max_uncoded), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
 
   // Reader side. Blocks while the pipeline is full; false once aborted.
   bool push_raw(Job job);
@@ -134,14 +125,12 @@ class WorkQueue {
   bool gpu_batch_ready(size_t max) const;
   void notify_gpus();
   std::optional<Job> take_for_cpu();
-  Job take_input();
   size_t gpu_share(int id, size_t max) const;
   double gpu_bytes_per_sec() const;
 
   mutable std::mutex mu_;
   std::condition_variable reader_cv_, cpu_cv_, gpu_cv_, writer_cv_;
   size_t max_uncoded_;
-  size_t max_input_bytes_;
   size_t uncoded_ = 0;    // read, not yet delivered by a station
   size_t in_flight_ = 0;  // read, not yet taken by the writer
   size_t at_gpu_ = 0;
@@ -149,7 +138,6 @@ class WorkQueue {
   // input_: as read; ready_: prepared, for a sorter; sorted_: sorted by a GPU;
   // declined_: handed back unsorted by a GPU.
   std::deque<Job> input_, ready_, sorted_, declined_;
-  size_t input_bytes_ = 0;     // input bytes of input_
   size_t unsorted_bytes_ = 0;  // encoded bytes of input_, ready_ and those being prepared
   std::map<uint64_t, CodedBlock> done_;
   uint64_t writer_wants_ = 0;

@@ -96,9 +96,10 @@ static std::vector<std::vector<uint8_t>> cut_blocks(const std::vector<uint8_t>& 
   MemorySource src(in);
   BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> out;
-  ByteBuffer rle;
+  ByteBuffer scratch;
   for (RawBlock b; reader.next(b);) {
-    const std::span<const uint8_t> text = block_text(b, rle);
+    finish_block(b, scratch);
+    const std::span<const uint8_t> text = b.text();
     out.emplace_back(text.begin(), text.end());
   }
   return out;

@@ -38,9 +38,10 @@ std::vector<std::vector<uint8_t>> blocks_of(const std::vector<uint8_t>& in, int 
   gpbzip2::MemorySource src(in);
   gpbzip2::BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> out;
-  gpbzip2::ByteBuffer rle;
+  gpbzip2::ByteBuffer scratch;
   for (gpbzip2::RawBlock b; reader.next(b);) {
-    const std::span<const uint8_t> text = gpbzip2::block_text(b, rle);
+    gpbzip2::finish_block(b, scratch);
+    const std::span<const uint8_t> text = b.text();
     out.emplace_back(text.begin(), text.end());
   }
   return out;

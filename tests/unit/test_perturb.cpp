@@ -29,8 +29,9 @@ std::vector<uint8_t> first_block(const std::vector<uint8_t>& in) {
   gpbzip2::BlockReader reader(src, 9);
   gpbzip2::RawBlock b;
   REQUIRE(reader.next(b));
-  gpbzip2::ByteBuffer rle;
-  const auto text = gpbzip2::block_text(b, rle);
+  gpbzip2::ByteBuffer scratch;
+  gpbzip2::finish_block(b, scratch);
+  const auto text = b.text();
   return {text.begin(), text.end()};
 }
 
@@ -225,9 +226,10 @@ TEST_CASE("a randomised block that is still periodic codes as bzip2 reads it", "
   gpbzip2::Job job;
   REQUIRE(reader.next(job.raw));
   // Prepared as a station prepares a block, flipped whatever the rule says.
-  job.crc = gpbzip2::block_crc(job.raw);
-  const size_t n = gpbzip2::block_text(job.raw, job.rle).size();
-  uint8_t* const t = job.raw.has_runs ? job.rle.data() : job.raw.buffer.data();
+  gpbzip2::ByteBuffer scratch;
+  job.crc = gpbzip2::finish_block(job.raw, scratch);
+  const size_t n = job.raw.rle_bytes;
+  uint8_t* const t = job.raw.buffer.data();
   gpbzip2::flip_randomised_bits(t, n);
   job.randomised = job.prepared = true;
   REQUIRE(n == 2 * gpbzip2::kRandomisePeriod);

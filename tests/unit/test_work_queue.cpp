@@ -115,20 +115,6 @@ TEST_CASE("A recycled buffer comes back to the reader", "[queue]") {
   REQUIRE(q.spare_buffer().empty());
 }
 
-TEST_CASE("Input not yet taken is bounded in bytes, beyond one block", "[queue]") {
-  WorkQueue q(8, 1, 1500);
-  REQUIRE(q.push_raw(raw_job(0)));
-  REQUIRE(q.push_raw(raw_job(1)));
-  // 2000 input bytes wait: the reader waits although blocks are few.
-  auto third = std::async(std::launch::async, [&] { return q.push_raw(raw_job(2)); });
-  REQUIRE(third.wait_for(100ms) == std::future_status::timeout);
-  REQUIRE(q.pop_for_cpu());
-  const bool ready = third.wait_for(5s) == std::future_status::ready;
-  if (!ready) q.abort(std::make_exception_ptr(std::runtime_error("reader stuck")));
-  REQUIRE(ready);
-  REQUIRE(third.get());
-}
-
 // The GPU path without a GPU: a lane that sorts its batches with the CPU sort (and hands
 // every third block back unsorted, as a GPU does periodic ones), fed by CPU stations that
 // prepare blocks, and the stream must still be bzip2's.
