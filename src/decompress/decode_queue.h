@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "block_decoder.h"
+#include "common/byte_vector.h"
 
 namespace gpbzip2 {
 
@@ -40,7 +41,7 @@ class PagePool {
 
 // One candidate block: a copy of its input, and what decoding it gave.
 struct DecodeTask {
-  std::vector<uint8_t> data;  // input from byte first_byte on, then 8 zero bytes
+  ByteVector data;  // input from byte first_byte on, then 8 zero bytes
   size_t size = 0;
   uint64_t first_byte = 0;
   uint64_t bit = 0;          // the magic, relative to data

@@ -17,6 +17,7 @@
 
 #include "block_scanner.h"
 #include "common/bit_reader.h"
+#include "common/byte_vector.h"
 #include "common/crc32.h"
 #include "common/format.h"
 #include "common/gpu.h"
@@ -82,7 +83,7 @@ class InputWindow {
 
  private:
   Source& src_;
-  std::vector<uint8_t> buf_;
+  ByteVector buf_;
   uint64_t base_ = 0;
   bool eof_ = false;
 };
@@ -255,8 +256,9 @@ class Decompressor {
     t.first_byte = first;
     t.bit = bit - first * 8;
     t.size = size_t(last - first);
-    t.data.assign(t.size + 8, 0);
+    t.data.resize(t.size + 8);
     std::memcpy(t.data.data(), window_.at(first), t.size);
+    std::memset(t.data.data() + t.size, 0, 8);
     t.reaches_eof = window_.eof() && last == window_.end();
     t.keep_output = out_ != nullptr;
   }
