@@ -97,6 +97,33 @@ uint32_t next_row(uint32_t link) { return (link & ~kChainEnd) >> 8; }
 // from one literal to the next, and the copies of the front byte are another.
 using Bytes16 = uint8_t __attribute__((vector_size(16)));
 
+// GCC's permutes of vector bytes by a mask in a vector, into r: byte i of r is byte
+// mask[i] of v (of v then w, with two), the mask taken modulo the bytes there are. Clang,
+// which builds the fuzzers, has no such builtin: there the same, a byte at a time. (r, not
+// a return value: GCC warns of returning a 64-byte vector from a function compiled
+// without AVX-512.)
+template <typename V>
+[[gnu::always_inline]] inline void permute(V& r, V v, V mask) {
+#ifdef __clang__
+  constexpr int n = sizeof(V);
+  for (int i = 0; i < n; i++) r[i] = v[mask[i] % n];
+#else
+  r = __builtin_shuffle(v, mask);
+#endif
+}
+template <typename V>
+[[gnu::always_inline]] inline void permute(V& r, V v, V w, V mask) {
+#ifdef __clang__
+  constexpr int n = sizeof(V);
+  for (int i = 0; i < n; i++) {
+    const int k = mask[i] % (2 * n);
+    r[i] = k < n ? v[k] : w[k - n];
+  }
+#else
+  r = __builtin_shuffle(v, w, mask);
+#endif
+}
+
 // kToFront[idx]: the shuffle that moves byte idx to the front and bytes [0, idx) up one.
 struct alignas(16) ToFront {
   uint8_t s[16][16];
@@ -115,7 +142,9 @@ constexpr ToFront kToFront = [] {
 [[gnu::always_inline]] inline Bytes16 to_front(Bytes16 head, uint32_t idx) {
   Bytes16 order;
   std::memcpy(&order, kToFront.s[idx], 16);
-  return __builtin_shuffle(head, order);
+  Bytes16 moved;
+  permute(moved, head, order);
+  return moved;
 }
 
 // Short runs and literals store a fixed number of copies of their byte, more than they
@@ -126,7 +155,8 @@ constexpr uint32_t kCopies = sizeof(Sym) == 1 ? 16 : 8;
 
 // The copies are of the list's front byte.
 [[gnu::always_inline]] inline void store_copies(uint8_t* p, Bytes16 head) {
-  const Bytes16 v = __builtin_shuffle(head, Bytes16{});
+  Bytes16 v;
+  permute(v, head, Bytes16{});
   std::memcpy(p, &v, 16);
 }
 [[gnu::always_inline]] inline void store_copies(uint32_t* p, Bytes16 head) {
@@ -173,7 +203,9 @@ constexpr WideShifts kWideShifts = [] {
                                                const uint8_t* pos, Bytes64 j) {
   Bytes64 p;
   std::memcpy(&p, pos, 64);
-  v = p <= j ? __builtin_shuffle(v, before, up) : v;
+  Bytes64 shifted;
+  permute(shifted, v, before, up);
+  v = p <= j ? shifted : v;
 }
 
 // Moves list byte idx to the front. (void: GCC warns of returning a 64-byte vector from a
@@ -182,20 +214,22 @@ constexpr WideShifts kWideShifts = [] {
   Bytes64 order;
   if (idx < 64) [[likely]] {
     std::memcpy(&order, kWideShifts.to_front[idx], 64);
-    front = __builtin_shuffle(front, order);
+    permute(front, front, order);
     return;
   }
   // Byte j of Rest, from the one or two registers that hold it (a permute indexes 128).
   const Bytes64 j = Bytes64{} + uint8_t(idx - 64);
   const Rest old = rest;
-  const Bytes64 b = j >= 128 ? __builtin_shuffle(old.v3, old.v3, j)
-                             : __builtin_shuffle(old.v1, old.v2, j);
+  Bytes64 high, low;
+  permute(high, old.v3, old.v3, j);
+  permute(low, old.v1, old.v2, j);
+  const Bytes64 b = j >= 128 ? high : low;
   std::memcpy(&order, kWideShifts.up, 64);
   shift_below(rest.v1, front, order, kWideShifts.pos[0], j);
   shift_below(rest.v2, old.v1, order, kWideShifts.pos[1], j);
   shift_below(rest.v3, old.v2, order, kWideShifts.pos[2], j);
   std::memcpy(&order, kWideShifts.insert, 64);
-  front = __builtin_shuffle(front, b, order);
+  permute(front, front, b, order);
 }
 
 #ifdef __x86_64__

@@ -56,7 +56,7 @@ struct DecodeTask {
   uint64_t end_bit = 0;  // relative to data
   uint32_t stored_crc = 0, block_bytes = 0;
   // A block for the GPU: its BWT vector, which the GPU replaces by the text.
-  std::vector<uint8_t> bwt;
+  ByteVector bwt;
   uint32_t orig_ptr = 0;
   bool randomised = false;
   bool waiting_for_gpu = false;  // in a GPU lane's queue, not yet in a batch
