@@ -157,7 +157,7 @@ void BlockReader::scan(Region& r) const {
     const uint8_t* const run = find_run4(p, e - 3);
     if (run == e - 3) break;
     p = run + 4 + run_length(run + 4, e, *run);
-    r.runs.push_back({r.begin + uint64_t(run - d), r.begin + uint64_t(p - d), *run});
+    r.runs.push_back({r.begin + uint64_t(run - d), r.begin + uint64_t(p - d)});
   }
 }
 
@@ -217,8 +217,8 @@ void BlockReader::release(Region& r) {
   room_cv_.notify_one();
 }
 
-void BlockReader::close_run(uint64_t begin, uint64_t end, uint8_t byte) {
-  if (end - begin >= 4) runs_.push_back({begin, end, byte});
+void BlockReader::close_run(uint64_t begin, uint64_t end) {
+  if (end - begin >= 4) runs_.push_back({begin, end});
 }
 
 // The next region joins the runs: its first bytes may go on the run that reached the end
@@ -230,10 +230,10 @@ void BlockReader::merge_next() {
   const bool uniform = r->size > 0 && r->lead == r->size;
   if (r->size > 0) {
     if (open_ && open_byte_ == r->first) {
-      if (!uniform) close_run(open_begin_, begin + r->lead, open_byte_);
+      if (!uniform) close_run(open_begin_, begin + r->lead);
     } else {
-      if (open_) close_run(open_begin_, begin, open_byte_);
-      if (!uniform) close_run(begin, begin + r->lead, r->first);
+      if (open_) close_run(open_begin_, begin);
+      if (!uniform) close_run(begin, begin + r->lead);
       open_begin_ = begin;
     }
     open_ = true;
@@ -246,7 +246,7 @@ void BlockReader::merge_next() {
   frontier_ = r->end();
   if (r->last_region) {
     input_end_ = true;
-    if (open_) close_run(open_begin_, frontier_, open_byte_);
+    if (open_) close_run(open_begin_, frontier_);
     open_ = false;
   }
   if (uniform) release(*r);  // its first byte stands for all of them
@@ -339,17 +339,29 @@ bool BlockReader::next(RawBlock& out) {
     const size_t room = full - w;
     // A run with under four bytes left from here on is literal bytes now.
     while (!runs_.empty() && runs_.front().end < cur + 4) runs_.pop_front();
-    // Merged far enough: to the next run that could matter, and to the bytes a cut in a
-    // literal stretch looks at.
-    if (runs_.empty() && !input_end_ &&
-        (frontier_ < cur + room + 3 || (open_ && open_begin_ < cur + room))) {
-      if (!encoding) copy_as_read(cur);
-      release_before(cur);
-      merge_next();
-      continue;
+    // The next run: the first closed one, else the one that reaches frontier_ and may go
+    // on, whose next piece is known once four of its bytes follow the piece (so a run of
+    // any length, even an endless pipe of zeros, is cut into blocks as it comes).
+    const Run* next = runs_.empty() ? nullptr : &runs_.front();
+    Run open_run;
+    if (!next && !input_end_) {
+      const uint64_t open_at = std::max(open_begin_, cur);
+      const bool open_known = open_ && open_at + 255 + 4 <= frontier_;
+      // Merged far enough: to the next run that could matter, and to the bytes a cut in
+      // a literal stretch looks at.
+      if (frontier_ < cur + room + 3 || (open_ && open_at < cur + room && !open_known)) {
+        if (!encoding) copy_as_read(cur);
+        release_before(cur);
+        merge_next();
+        continue;
+      }
+      if (open_known) {
+        open_run = {open_begin_, frontier_};
+        next = &open_run;
+      }
     }
-    const uint64_t run_begin = runs_.empty() ? UINT64_MAX : std::max(runs_.front().begin, cur);
-    if (run_begin - cur >= room || runs_.empty()) {
+    const uint64_t run_begin = next ? std::max(next->begin, cur) : UINT64_MAX;
+    if (run_begin - cur >= room) {
       // The block ends with the input, or fills inside the literal stretch: at the end of
       // the short run that crosses the limit.
       uint64_t cut = frontier_;
@@ -363,11 +375,11 @@ bool BlockReader::next(RawBlock& out) {
       break;
     }
     w += size_t(run_begin - cur);
-    const uint64_t piece_end = std::min(runs_.front().end, run_begin + 255);
+    const uint64_t piece_end = std::min(next->end, run_begin + 255);
     if (encoding) {
       copy_stretch(cur, run_begin, text + at);
       at += size_t(run_begin - cur);
-      std::memset(text + at, runs_.front().byte, 4);
+      std::memset(text + at, byte(run_begin), 4);
       text[at + 4] = uint8_t(piece_end - run_begin - 4);
       at += 5;
     }

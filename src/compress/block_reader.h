@@ -99,7 +99,6 @@ class BlockReader {
  private:
   struct Run {
     uint64_t begin, end;  // four or more equal bytes, [begin, end) of the input
-    uint8_t byte;
   };
   // A region of the input and the runs in it: those wholly inside, and the equal bytes
   // it starts and ends with, which may join runs of the regions beside it.
@@ -121,7 +120,7 @@ class BlockReader {
   std::unique_ptr<Region> take(uint64_t index);
   void release(Region& r);
   void merge_next();
-  void close_run(uint64_t begin, uint64_t end, uint8_t byte);
+  void close_run(uint64_t begin, uint64_t end);
   uint8_t byte(uint64_t at) const;
   const Region* copy(uint64_t begin, uint64_t end, uint8_t* out) const;
   void copy_stretch(uint64_t begin, uint64_t end, uint8_t* out);

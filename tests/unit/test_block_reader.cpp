@@ -147,6 +147,37 @@ TEST_CASE("block reader holds blocks of long runs encoded", "[reader]") {
   }
 }
 
+// A run does not have to end to be cut into blocks: an endless pipe of zeros gives its
+// blocks as it comes, as bzip2 gives them (the reader once read to the end of the run
+// first, which for /dev/zero never came).
+TEST_CASE("block reader cuts blocks out of a run that has not ended", "[reader]") {
+  struct Zeros final : gpbzip2::Source {
+    uint64_t given = 0;
+    size_t read(uint8_t* buf, size_t n) override {
+      if (given >= (uint64_t(64) << 20)) return 0;  // so that a reader that waits ends
+      std::fill_n(buf, n, uint8_t(0));
+      given += n;
+      return n;
+    }
+  } zeros;
+  gpbzip2::BlockReader reader(zeros, 1);
+  gpbzip2::RawBlock b;
+  gpbzip2::ByteBuffer scratch;
+  // A block at -1 holds 20000 pieces of 255 zeros (five bytes each).
+  const uint64_t pieces = (uint64_t(block_limit(1)) + 4) / 5;
+  for (int i = 0; i < 3; i++) {
+    REQUIRE(reader.next(b));
+    REQUIRE(b.input_bytes == 255 * pieces);
+    REQUIRE(b.rle_bytes == 5 * pieces);
+    gpbzip2::finish_block(b, scratch);
+    const std::vector<uint8_t> piece = {0, 0, 0, 0, 251};
+    for (uint64_t k = 0; k < pieces; k++)
+      REQUIRE(std::equal(piece.begin(), piece.end(), b.text().begin() + ptrdiff_t(5 * k)));
+  }
+  // Read ahead by a region or two, not to the end of the run.
+  REQUIRE(zeros.given <= 3 * 255 * pieces + 3 * gpbzip2::BlockReader::kRegionBytes);
+}
+
 // A literal stretch ends `d` bytes before the limit and a run of r bytes follows: the
 // block closes after the run, inside it (a long run's next piece), or at the end of the
 // short run that crosses the limit. Every r from 1 to 260 at level 1, the lengths around
