@@ -159,6 +159,16 @@ class Decompressor {
         if (!more) break;
         continue;
       }
+      if (!cands_.front().task && lone_block()) {
+        // Nothing for a station to overlap it with: decoded here, and no thread started.
+        DecodeTask t;
+        fill_task(t, expected_, window_.end());
+        if (!local_) local_ = std::make_unique<BlockDecoder>();
+        decode_here(t, *local_, pages_, scratch_.get());
+        accept_block(t);
+        pop_candidate();
+        continue;
+      }
       fill_pipeline();
       if (!cands_.front().task) {
         while (!dispatchable(0)) scan_more();
@@ -214,6 +224,13 @@ class Decompressor {
     cands_.pop_front();
     if (dispatched_ > 0) dispatched_--;
     window_.discard_before(std::min(expected_ / 8, scanned_));
+  }
+
+  // The rest of the input is this block and its stream's end (a small file), read and
+  // scanned. (--gpu=on must open the GPU: its blocks go the usual way.)
+  bool lone_block() const {
+    return window_.eof() && scanned_ == window_.end() && cands_.size() == 2 &&
+           cands_[1].end_of_stream && opts_.gpu != GpuMode::On;
   }
 
   // A block can go to a worker once its input is in: up to the next candidate, else the

@@ -4,9 +4,7 @@ namespace gpbzip2 {
 
 OutputWriter::OutputWriter(Sink& out, PagePool& pages, size_t max_queued,
                            std::function<void(uint64_t, uint64_t)> progress)
-    : out_(out), pages_(pages), max_queued_(max_queued), progress_(std::move(progress)) {
-  if (max_queued_ > 0) thread_ = std::thread([this] { run(); });
-}
+    : out_(out), pages_(pages), max_queued_(max_queued), progress_(std::move(progress)) {}
 
 OutputWriter::~OutputWriter() {
   {
@@ -18,12 +16,16 @@ OutputWriter::~OutputWriter() {
 }
 
 void OutputWriter::add(BlockOutput block) {
-  if (max_queued_ == 0) {
+  // The first block is written here and the thread starts with the second, so that an
+  // input of one block (a small file) starts none.
+  if (max_queued_ == 0 || (written_blocks_ == 0 && !thread_.joinable())) {
     write_block(block);
     written_ += block.bytes;
+    written_blocks_++;
     if (progress_) progress_(block.input_end, written_);
     return;
   }
+  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return error_ || queue_.size() < max_queued_; });
   if (error_) std::rethrow_exception(error_);

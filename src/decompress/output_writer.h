@@ -25,8 +25,8 @@ struct BlockOutput {
 
 class OutputWriter {
  public:
-  // progress(input bytes, output bytes) after each block, from the writer's thread.
-  // max_queued 0: no thread; add() writes each block itself.
+  // progress(input bytes, output bytes) after each block, from the thread that writes it.
+  // max_queued 0: no thread; add() writes each block itself (and the first block always).
   OutputWriter(Sink& out, PagePool& pages, size_t max_queued,
                std::function<void(uint64_t, uint64_t)> progress);
   // Writes what it was given, then stops: output before a damaged block is kept.
@@ -50,6 +50,7 @@ class OutputWriter {
   bool closing_ = false;
   std::exception_ptr error_;
   uint64_t written_ = 0;
+  uint64_t written_blocks_ = 0;  // by add() itself
   std::vector<uint8_t> scratch_;  // for blocks written from their text
   std::thread thread_;
 };
