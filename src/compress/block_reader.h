@@ -1,13 +1,12 @@
-// Cuts the input into blocks exactly where bzip2 does, and writes each as the BWT sorts
-// it: after bzip2's first run-length encoding, which restarts at every block. The reader
-// walks the input's runs of four or more equal bytes anyway to find the cuts (counting
-// each run piece of up to 255 bytes as the five it encodes to), so writing the encoding
-// costs it no more than copying the input would, and a block holds at most the limit's
-// bytes however long its runs (a block of zeros stands for 46 MB). Finding the runs means
-// looking at every byte, which one thread cannot do as fast as a GPU sorts: so the input
-// is read in regions that scout threads can search for runs while the reader walks the
-// runs found. A run's pieces do not depend on where blocks start, so the search needs no
-// cut. The stations compute each block's CRC (finish_block).
+// Cuts the input into blocks exactly where bzip2 does. The reader counts the size of
+// bzip2's first run-length encoding, which restarts at every block, and copies each
+// block's input as read, leaving the encoding to the block's station (finish_block), so
+// that the stations encode in parallel; where a block's runs save much, it writes the
+// rest of that block encoded itself, so that no block holds much more than the limit.
+// Finding the cuts means looking at every byte for runs of four equal ones, which one
+// thread cannot do as fast as a GPU sorts: so the input is read in regions that scout
+// threads can search for runs while the reader walks the runs found. A run's pieces of up
+// to 255 bytes do not depend on where blocks start, so the search needs no cut.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
