@@ -1,5 +1,5 @@
 // The GPU station: on the first visible device, several lanes (host threads, each with
-// its own stream and buffers) take batches of prepared blocks (their CRCs taken by the
+// its own stream and buffers) take batches of prepared blocks (run-length coded by the
 // CPU stations) from the work queue, sort them on the GPU and hand them back for entropy
 // coding; one lane's uploads and downloads overlap the others' sorts. Any GPU failure
 // sends the batch back to the CPU, unsorted.

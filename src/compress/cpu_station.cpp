@@ -26,7 +26,8 @@ CodedBlock BlockCompressor::compress(Job& job) {
   std::optional<BwtView> own;
   int32_t n = int32_t(job.raw.rle_bytes);
   if (!job.sorted) {
-    const std::span<const uint8_t> text = job.prepared ? job.text() : prepare(job, scratch, perturb);
+    const std::span<const uint8_t> text =
+        job.prepared ? job.text() : prepare(job, scratch, perturb);
     n = int32_t(text.size());
     HugePageVector<uint16_t>().swap(symbols);
     own = bwt_forward(text.data(), n, bwt);

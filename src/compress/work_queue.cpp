@@ -71,7 +71,7 @@ bool WorkQueue::cpus_done() const {
          declined_.empty() && at_gpu_ == 0 && preparing_ == 0;
 }
 
-// Preparing a block (its CRC, a small part of its coding time) comes
+// Preparing a block (run-length coding and CRC, about a tenth of its coding time) comes
 // first while a GPU waits for a batch; else coding frees memory first.
 std::optional<Job> WorkQueue::take_for_cpu() {
   auto to_prepare = [&] {

@@ -3,7 +3,7 @@
 //
 // With GPU stations the queue also decides who sorts what: it learns how fast each GPU
 // station sorts and how fast a CPU thread compresses a block, has the CPUs prepare blocks
-// for the GPUs (their CRCs, and --perturb's flips) while the GPUs keep up, and splits the last
+// for the GPUs (run-length coding and CRC) while the GPUs keep up, and splits the last
 // blocks so that no slow station holds them while faster ones sit idle.
 //
 // Each kind of waiter (reader, CPU stations, GPU lanes, writer) has its own condition
