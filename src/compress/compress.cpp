@@ -7,7 +7,6 @@
 #include "common/format.h"
 #include "gpbzip2.h"
 #include "common/gpu.h"
-#include "common/thread_priority.h"
 #include "stream_writer.h"
 
 namespace gpbzip2 {
@@ -17,11 +16,6 @@ namespace {
 // Threads that search a file's regions for runs ahead of the reader, beside GPU stations:
 // the reader alone scans at about 2 GB/s and slows to 1.4-1.5 there (kernels/NOTES.md).
 constexpr int kReaderScouts = 2;
-
-void run_cpu_station_nicer(WorkQueue& queue, bool perturb) {
-  run_nicer();
-  run_cpu_station(queue, perturb);
-}
 
 // Opening a GPU costs about 0.45 s of wall time however little it then sorts (driver
 // start, the lanes' buffers, teardown at exit; measured on H200s), so GpuMode::Auto opens
@@ -118,9 +112,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // blocks starts no more threads than it can use.
   std::vector<std::thread> stations;
   auto start_station = [&] {
-    stations.emplace_back(opts.gpu == GpuMode::Off || !built_with_cuda() ? run_cpu_station
-                                                                         : run_cpu_station_nicer,
-                          std::ref(queue), opts.perturb);
+    stations.emplace_back(run_cpu_station, std::ref(queue), opts.perturb);
   };
 
   uint64_t blocks = 0;

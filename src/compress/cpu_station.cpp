@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "common/thread_priority.h"
 #include "perturb.h"
 
 namespace gpbzip2 {
@@ -59,10 +60,21 @@ CodedBlock BlockCompressor::compress(Job& job) {
 void run_cpu_station(WorkQueue& queue, bool perturb) {
   BlockCompressor compressor;
   compressor.perturb = perturb;
+  bool nicer = false;
   try {
     while (auto job = queue.pop_for_cpu()) {
+      if (!nicer && queue.gpu_joined()) {
+        run_nicer();
+        nicer = true;
+      }
+      // With a buffer from the reader's spares, given back at once: no station holds one
+      // of its own between blocks.
+      if (!job->prepared) {
+        ByteBuffer scratch = queue.spare_buffer();
+        prepare(*job, scratch, perturb);
+        queue.recycle(std::move(scratch));
+      }
       if (job->prepare_only) {
-        prepare(*job, compressor.scratch, perturb);
         queue.prepared(std::move(*job));
         continue;
       }

@@ -143,6 +143,7 @@ int WorkQueue::add_gpu_station(size_t batch_blocks) {
   gpu_batch_blocks_ = std::max(gpu_batch_blocks_, batch_blocks);
   gpus_.push_back({});
   gpus_active_++;
+  gpu_joined_ = true;
   cpu_cv_.notify_all();
   return int(gpus_.size() - 1);
 }

@@ -11,6 +11,7 @@
 // take the work: waking every thread on every event (the herd suspected of flattening
 // 48-64 threads, kernels/NOTES.md) makes them queue for the lock.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -82,6 +83,8 @@ class WorkQueue {
   void reserve_for_gpus(size_t blocks);
   // Whether a GPU station has joined (and not yet left).
   bool gpu_stations_open();
+  // Whether one ever joined: from then on the CPU stations run nicer (thread_priority.h).
+  bool gpu_joined() const { return gpu_joined_.load(std::memory_order_relaxed); }
   int add_gpu_station(size_t batch_blocks);
   void gpu_open_failed(size_t batch_blocks);
   // Up to max prepared blocks for station `id`: waits for a full batch while more may
@@ -155,6 +158,7 @@ class WorkQueue {
   int gpus_waiting_ = 0;           // lanes waiting for a batch
   size_t gpu_batch_blocks_ = 0;    // the largest batch a lane takes
   size_t gpu_opening_blocks_ = 0;  // reserved for lanes still opening
+  std::atomic<bool> gpu_joined_{false};
 };
 
 }  // namespace gpbzip2

@@ -1,6 +1,7 @@
 #include "decode_station.h"
 
 #include "common/format.h"
+#include "common/thread_priority.h"
 #include "common/rand_table.h"
 
 namespace gpbzip2 {
@@ -103,7 +104,12 @@ void decode_here(DecodeTask& t, BlockDecoder& dec, PagePool& pages, uint8_t* scr
 void run_decode_station(DecodeQueue& queue, PagePool& pages) {
   std::unique_ptr<BlockDecoder> dec;
   const std::unique_ptr<uint8_t[]> scratch(new uint8_t[kPiece]);  // touched only if used
+  bool nicer = false;
   while (TaskPtr t = queue.pop_for_cpu()) {
+    if (!nicer && queue.gpu_joined()) {
+      run_nicer();
+      nicer = true;
+    }
     bool done = true;
     try {
       if (!dec) dec = std::make_unique<BlockDecoder>();

@@ -21,7 +21,6 @@
 #include "common/crc32.h"
 #include "common/format.h"
 #include "common/gpu.h"
-#include "common/thread_priority.h"
 #include "decode_queue.h"
 #include "decode_station.h"
 #include "gpbzip2.h"
@@ -255,10 +254,7 @@ class Decompressor {
     // A station starts with each block handed out until there are `threads`: a small
     // input starts no more threads than it can use. The GPU opens with the first.
     if (stations_.size() < size_t(threads_))
-      stations_.emplace_back([this] {
-        if (opts_.gpu != GpuMode::Off && built_with_cuda()) run_nicer();
-        run_decode_station(queue_, pages_);
-      });
+      stations_.emplace_back([this] { run_decode_station(queue_, pages_); });
     if (!gpu_started_ && (opts_.gpu == GpuMode::On || window_.end() >= gpu_after_)) {
       gpu_started_ = true;
       GpuStations gpu = start_gpu_decode_stations(queue_, opts_);
