@@ -73,6 +73,7 @@ void run_lane(DecodeQueue& queue, const GpuDevice& device, GpuNotices& notices, 
 std::vector<std::thread> start_lanes(DecodeQueue& queue, const GpuDevice& d,
                                      const std::shared_ptr<GpuNotices>& notices,
                                      const std::shared_ptr<GpuGate>& gate) {
+  queue.set_gpu_found();
   std::vector<std::thread> threads;
   for (int l = 0; l < kLanesPerGpu; l++)
     threads.emplace_back([&queue, d, notices, gate] { run_lane(queue, d, *notices, *gate); });

@@ -63,7 +63,7 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
   bool nicer = false;
   try {
     while (auto job = queue.pop_for_cpu()) {
-      if (!nicer && queue.gpu_joined()) {
+      if (!nicer && queue.gpu_found()) {
         run_nicer();
         nicer = true;
       }

@@ -127,6 +127,7 @@ void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
   max_uncoded_ += blocks;
   gpu_opening_blocks_ += blocks;
+  gpu_found_ = true;
   reader_cv_.notify_one();
   cpu_cv_.notify_all();
 }
@@ -143,7 +144,6 @@ int WorkQueue::add_gpu_station(size_t batch_blocks) {
   gpu_batch_blocks_ = std::max(gpu_batch_blocks_, batch_blocks);
   gpus_.push_back({});
   gpus_active_++;
-  gpu_joined_ = true;
   cpu_cv_.notify_all();
   return int(gpus_.size() - 1);
 }

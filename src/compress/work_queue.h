@@ -83,8 +83,9 @@ class WorkQueue {
   void reserve_for_gpus(size_t blocks);
   // Whether a GPU station has joined (and not yet left).
   bool gpu_stations_open();
-  // Whether one ever joined: from then on the CPU stations run nicer (thread_priority.h).
-  bool gpu_joined() const { return gpu_joined_.load(std::memory_order_relaxed); }
+  // Whether a GPU was found and its stations began to open: from then on the CPU stations
+  // run nicer (thread_priority.h).
+  bool gpu_found() const { return gpu_found_.load(std::memory_order_relaxed); }
   int add_gpu_station(size_t batch_blocks);
   void gpu_open_failed(size_t batch_blocks);
   // Up to max prepared blocks for station `id`: waits for a full batch while more may
@@ -158,7 +159,7 @@ class WorkQueue {
   int gpus_waiting_ = 0;           // lanes waiting for a batch
   size_t gpu_batch_blocks_ = 0;    // the largest batch a lane takes
   size_t gpu_opening_blocks_ = 0;  // reserved for lanes still opening
-  std::atomic<bool> gpu_joined_{false};
+  std::atomic<bool> gpu_found_{false};
 };
 
 }  // namespace gpbzip2

@@ -104,7 +104,6 @@ void DecodeQueue::finished(DecodeTask& t) {
 void DecodeQueue::add_gpu_lane(size_t batch_blocks, size_t batch_bytes) {
   std::lock_guard lk(mu_);
   gpu_lanes_++;
-  gpu_joined_ = true;
   gpu_capacity_ += batch_bytes;
   max_in_flight_ += 2 * batch_blocks;
 }

@@ -100,8 +100,10 @@ class DecodeQueue {
   // CPUs (return_from_gpu with the blocks not inverted), and once no lane is left so do
   // the blocks waiting for one.
   void add_gpu_lane(size_t batch_blocks, size_t batch_bytes);
-  // Whether one ever joined: from then on the CPU stations run nicer (thread_priority.h).
-  bool gpu_joined() const { return gpu_joined_.load(std::memory_order_relaxed); }
+  // A GPU was found and its lanes begin to open: from then on the CPU stations run nicer
+  // (thread_priority.h).
+  void set_gpu_found() { gpu_found_ = true; }
+  bool gpu_found() const { return gpu_found_.load(std::memory_order_relaxed); }
   void remove_gpu_lane();
   // Up to max_blocks blocks of max_bytes in all: a full batch, or what there is once the
   // checker waits for one of them. Empty once stopped.
@@ -116,7 +118,7 @@ class DecodeQueue {
   const DecodeTask* checking_ = nullptr;  // the block the checker waits for
   size_t for_gpu_bytes_ = 0;
   size_t gpu_lanes_ = 0, gpu_capacity_ = 0;  // lanes open, and bytes their batches hold
-  std::atomic<bool> gpu_joined_{false};
+  std::atomic<bool> gpu_found_{false};
   bool stopped_ = false;
 };
 

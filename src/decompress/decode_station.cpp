@@ -106,7 +106,7 @@ void run_decode_station(DecodeQueue& queue, PagePool& pages) {
   const std::unique_ptr<uint8_t[]> scratch(new uint8_t[kPiece]);  // touched only if used
   bool nicer = false;
   while (TaskPtr t = queue.pop_for_cpu()) {
-    if (!nicer && queue.gpu_joined()) {
+    if (!nicer && queue.gpu_found()) {
       run_nicer();
       nicer = true;
     }
