@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   gpbzip2::BlockReader reader(in, level);
   gpbzip2::BwtWorkspace ws;
   gpbzip2::BwtResult result;
-  gpbzip2::ByteBuffer scratch;
+  gpbzip2::ByteVector scratch;
   std::vector<Timing> times;
   uint64_t offset = 0;
   double total = 0;

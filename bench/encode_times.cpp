@@ -36,8 +36,7 @@ struct Block {
 };
 
 void copy_block(const gpbzip2::RawBlock& from, gpbzip2::RawBlock& to) {
-  to.buffer.reserve(from.buffer.capacity());
-  std::memcpy(to.buffer.data(), from.buffer.data(), from.buffer.capacity());
+  to.buffer = from.buffer;
   to.input_bytes = from.input_bytes;
   to.rle_bytes = from.rle_bytes;
   to.has_runs = from.has_runs;
@@ -70,7 +69,7 @@ int main(int argc, char** argv) {
     gpbzip2::BlockReader reader(in, level);
     gpbzip2::BwtWorkspace bwt;
     gpbzip2::RawBlock work;
-    gpbzip2::ByteBuffer scratch;
+    gpbzip2::ByteVector scratch;
     for (Block b; reader.next(b.raw); b = Block()) {
       copy_block(b.raw, work);
       b.crc = gpbzip2::finish_block(work, scratch);
@@ -92,7 +91,7 @@ int main(int argc, char** argv) {
   std::vector<uint16_t> symbols;
   volatile uint32_t sink = 0;  // keeps the prepare loop's results alive
   gpbzip2::RawBlock work;
-  gpbzip2::ByteBuffer scratch;
+  gpbzip2::ByteVector scratch;
   std::vector<std::vector<uint8_t>> coded(blocks.size());
   for (int r = 0; r < runs; r++) {
     double p = 0;

@@ -80,7 +80,7 @@ Sorted code(gpbzip2::BlockCompressor& c, const std::vector<uint8_t>& text, uint3
             bool randomised) {
   gpbzip2::Job job;
   job.raw.rle_bytes = text.size();
-  job.raw.buffer.reserve(text.size());
+  job.raw.buffer.resize(text.size());
   std::copy(text.begin(), text.end(), job.raw.buffer.data());
   job.crc = crc;
   job.randomised = randomised;
@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
               "bits bits_after rule_ms code_ms code_after_ms\n");
   try {
     gpbzip2::RawBlock raw;
-    gpbzip2::ByteBuffer scratch;
+    gpbzip2::ByteVector scratch;
     // The reader's and the CRC's time, for the rule's: the hook runs on the station that
     // codes the block.
     for (auto t_read = Clock::now(); reader.next(raw); t_read = Clock::now()) {

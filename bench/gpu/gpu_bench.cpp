@@ -58,7 +58,7 @@ static int bench_bwt(const char* path, int level, int lanes, int reps, size_t ba
   BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> blocks;
   size_t bytes = 0, perturbed = 0;
-  ByteBuffer scratch;
+  ByteVector scratch;
   for (RawBlock b; reader.next(b);) {
     finish_block(b, scratch);
     const std::span<const uint8_t> text = b.text();
@@ -119,7 +119,7 @@ static std::vector<Job> prepared_jobs(const char* path, int level, size_t& bytes
   MemorySource src(input);
   BlockReader reader(src, level);
   std::vector<Job> jobs;
-  ByteBuffer scratch;
+  ByteVector scratch;
   for (Job j; reader.next(j.raw); j = Job()) {
     j.crc = finish_block(j.raw, scratch);
     j.prepared = true;

@@ -1,6 +1,7 @@
 // A byte vector whose growth leaves the new bytes unwritten, where std::vector writes
-// zeros: for buffers filled at once by a read or a copy, which then pay neither for the
-// zeros nor, where the input is small, for faulting in pages they never use.
+// zeros: for buffers filled at once by a read or a copy (blocks on their way to the
+// stations, the decompressor's input), which then pay neither for the zeros nor, where the
+// input is small, for faulting in pages they never use; a recycled one is not zeroed again.
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -91,10 +91,11 @@ using HugePageVector = std::vector<T, HugePageAllocator<T>>;
 
 // Makes a block's scratch array hold at least n elements, its contents not kept where it
 // must grow; it never shrinks, so a size asked for again is not zeroed again (the sort
-// asks for its arrays and the text, its caller for the arrays alone). From a quarter of a huge page up it takes whole huge pages at once: the sort reads
-// a block's text at random, and silesia-7 at -n1 took about 7% longer with the text on
-// small pages (2-core AMD), and blocks of slightly different sizes then reuse one
-// allocation, where the vector's own growth would double it. Only a tail of at most a
+// asks for its arrays and the text, its caller for the arrays alone). From a quarter of
+// a huge page up it takes whole huge pages at once: the sort reads a block's text at
+// random, and silesia-7 at -n1 took about 7% longer with the text on small pages (2-core
+// AMD), and blocks of slightly different sizes then reuse one allocation, where the
+// vector's own growth would double it. Only a tail of at most a
 // quarter huge page past the last whole one stays on small pages: the sort's arrays with
 // the block's text after them take 4.3 MiB at -9 instead of 6, and sorted as fast on the
 // 2-core AMD and the H100 host's Xeon (kernels/NOTES.md).

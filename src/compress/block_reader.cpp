@@ -323,7 +323,7 @@ bool BlockReader::next(RawBlock& out) {
   const size_t full = size_t(limit_);
   // Encoded, the block passes the limit by up to 4 bytes (a run piece); what is copied as
   // read adds the savings that let it stay so, and one run piece's.
-  out.buffer.reserve(full + kMostSaved + 254);
+  out.buffer.resize(full + kMostSaved + 254);
   uint8_t* const text = out.buffer.data();
   size_t w = 0;  // encoded size so far
   uint64_t cur = start;
@@ -406,11 +406,10 @@ bool BlockReader::next(RawBlock& out) {
   return true;
 }
 
-uint32_t finish_block(RawBlock& b, ByteBuffer& scratch) {
+uint32_t finish_block(RawBlock& b, ByteVector& scratch) {
   uint8_t* const data = b.buffer.data();
   if (!b.has_runs) return ~crc32_update(0xffffffffu, data, b.rle_bytes);
-  if (b.as_read == 0) return ~crc_of_encoding(0xffffffffu, data, b.rle_bytes);
-  scratch.reserve(b.buffer.capacity());
+  scratch.resize(b.buffer.size());
   const size_t w = encode(data, b.as_read, scratch.data());
   // The reader counted the block's size; the two must agree.
   if (w > b.rle_bytes) throw Error(ErrorKind::Internal, "block size after run-length coding");

@@ -17,48 +17,19 @@
 #include <mutex>
 #include <span>
 #include <thread>
-#include <utility>
 #include <vector>
 
+#include "common/byte_vector.h"
 #include "common/io.h"
 
 namespace gpbzip2 {
-
-// Bytes whose growth leaves them unwritten: a recycled buffer is neither zeroed nor
-// faulted in again, and a small input touches only the pages it fills.
-class ByteBuffer {
- public:
-  ByteBuffer() = default;
-  // A moved-from buffer is empty: it has no memory, so it claims no capacity (a buffer
-  // recycled twice once handed out a null pointer with a capacity).
-  ByteBuffer(ByteBuffer&& o) noexcept : p_(std::move(o.p_)), cap_(std::exchange(o.cap_, 0)) {}
-  ByteBuffer& operator=(ByteBuffer&& o) noexcept {
-    p_ = std::move(o.p_);
-    cap_ = std::exchange(o.cap_, 0);
-    return *this;
-  }
-  uint8_t* data() { return p_.get(); }
-  const uint8_t* data() const { return p_.get(); }
-  size_t capacity() const { return cap_; }
-  bool empty() const { return cap_ == 0; }
-  // At least n bytes; what they held is lost where they grow.
-  void reserve(size_t n) {
-    if (n <= cap_) return;
-    p_.reset(new uint8_t[n]);
-    cap_ = n;
-  }
-
- private:
-  std::unique_ptr<uint8_t[]> p_;
-  size_t cap_ = 0;
-};
 
 struct RawBlock {
   uint64_t index = 0;
   // The block after the first RLE, buffer[0, rle_bytes), once its first `as_read` input
   // bytes, which the buffer holds as read, are encoded too (finish_block); the reader
   // wrote the rest of it encoded, after them.
-  ByteBuffer buffer;
+  ByteVector buffer;
   uint64_t input_bytes = 0;  // original bytes in this block
   size_t rle_bytes = 0;      // its size after the first RLE: what the BWT sorts
   bool has_runs = false;     // holds four equal bytes in a row, so the RLE changes it
@@ -157,6 +128,6 @@ class BlockReader {
 // What the reader leaves to the block's station: the block CRC (of the original bytes)
 // and the first RLE of the input it left as read; the block is then written to
 // `scratch`, which trades places with the block's buffer. Returns the CRC.
-uint32_t finish_block(RawBlock& b, ByteBuffer& scratch);
+uint32_t finish_block(RawBlock& b, ByteVector& scratch);
 
 }  // namespace gpbzip2

@@ -11,7 +11,7 @@ namespace {
 // The block's CRC (of its original bytes) and its first RLE if the reader left it as
 // read, then, with --perturb, its text flipped into a randomised block where the rule
 // says (perturb.h): what the sort takes.
-std::span<const uint8_t> prepare(Job& job, ByteBuffer& scratch, bool perturb) {
+std::span<const uint8_t> prepare(Job& job, ByteVector& scratch, bool perturb) {
   job.crc = finish_block(job.raw, scratch);
   if (perturb) job.randomised = perturb_if_deep(job.raw.buffer.data(), job.raw.rle_bytes);
   job.prepared = true;
@@ -70,7 +70,7 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
       // With a buffer from the reader's spares, given back at once: no station holds one
       // of its own between blocks.
       if (!job->prepared) {
-        ByteBuffer scratch = queue.spare_buffer();
+        ByteVector scratch = queue.spare_buffer();
         prepare(*job, scratch, perturb);
         queue.recycle(std::move(scratch));
       }

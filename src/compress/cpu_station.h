@@ -11,7 +11,7 @@ namespace gpbzip2 {
 // entropy coding).
 struct BlockCompressor {
   bool perturb = false;  // --perturb: deep blocks written randomised (perturb.h)
-  ByteBuffer scratch;    // finish_block's, for jobs not yet prepared
+  ByteVector scratch;    // finish_block's, for jobs not yet prepared
   // The station holds one of the two: the sort's arrays (whose spare room takes the
   // symbols) while it sorts, a symbol array alone while it codes blocks a GPU sorted:
   // 2 MB a station where both would hold 8.

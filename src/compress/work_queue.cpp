@@ -236,16 +236,16 @@ void WorkQueue::deliver(CodedBlock block) {
   if (index == writer_wants_) writer_cv_.notify_one();
 }
 
-void WorkQueue::recycle(ByteBuffer buffer) {
+void WorkQueue::recycle(ByteVector buffer) {
   if (buffer.empty()) return;
   std::lock_guard lk(mu_);
   spare_buffers_.push_back(std::move(buffer));
 }
 
-ByteBuffer WorkQueue::spare_buffer() {
+ByteVector WorkQueue::spare_buffer() {
   std::lock_guard lk(mu_);
   if (spare_buffers_.empty()) return {};
-  ByteBuffer b = std::move(spare_buffers_.back());
+  ByteVector b = std::move(spare_buffers_.back());
   spare_buffers_.pop_back();
   return b;
 }

@@ -102,8 +102,8 @@ class WorkQueue {
   void deliver(CodedBlock block);
   // A job's buffers go back to the reader and to the CPUs preparing blocks, which fill
   // them again: a reused buffer is neither faulted in nor zeroed. Empty ones are ignored.
-  void recycle(ByteBuffer buffer);
-  ByteBuffer spare_buffer();
+  void recycle(ByteVector buffer);
+  ByteVector spare_buffer();
   // Waits for block `index`; empty at the end of the stream or after an abort.
   std::optional<CodedBlock> take(uint64_t index);
 
@@ -145,7 +145,7 @@ class WorkQueue {
   size_t unsorted_bytes_ = 0;  // encoded bytes of input_, ready_ and those being prepared
   std::map<uint64_t, CodedBlock> done_;
   uint64_t writer_wants_ = 0;
-  std::vector<ByteBuffer> spare_buffers_;
+  std::vector<ByteVector> spare_buffers_;
   bool input_closed_ = false;
   uint64_t total_blocks_ = 0;
   std::exception_ptr error_;

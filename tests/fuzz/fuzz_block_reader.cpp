@@ -79,7 +79,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::ChunkedSource src(in, data[1]);
   gpbzip2::BlockReader reader(src, level);
   gpbzip2::RawBlock got;
-  gpbzip2::ByteBuffer scratch;
+  gpbzip2::ByteVector scratch;
   size_t i = 0;
   while (reader.next(got)) {
     fuzz::check(i < want.size(), "more blocks than bzip2");

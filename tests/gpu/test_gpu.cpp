@@ -96,7 +96,7 @@ static std::vector<std::vector<uint8_t>> cut_blocks(const std::vector<uint8_t>& 
   MemorySource src(in);
   BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> out;
-  ByteBuffer scratch;
+  ByteVector scratch;
   for (RawBlock b; reader.next(b);) {
     finish_block(b, scratch);
     const std::span<const uint8_t> text = b.text();

@@ -38,7 +38,7 @@ std::vector<std::vector<uint8_t>> blocks_of(const std::vector<uint8_t>& in, int 
   gpbzip2::MemorySource src(in);
   gpbzip2::BlockReader reader(src, level);
   std::vector<std::vector<uint8_t>> out;
-  gpbzip2::ByteBuffer scratch;
+  gpbzip2::ByteVector scratch;
   for (gpbzip2::RawBlock b; reader.next(b);) {
     gpbzip2::finish_block(b, scratch);
     const std::span<const uint8_t> text = b.text();

@@ -29,7 +29,7 @@ std::vector<uint8_t> first_block(const std::vector<uint8_t>& in) {
   gpbzip2::BlockReader reader(src, 9);
   gpbzip2::RawBlock b;
   REQUIRE(reader.next(b));
-  gpbzip2::ByteBuffer scratch;
+  gpbzip2::ByteVector scratch;
   gpbzip2::finish_block(b, scratch);
   const auto text = b.text();
   return {text.begin(), text.end()};
@@ -226,7 +226,7 @@ TEST_CASE("a randomised block that is still periodic codes as bzip2 reads it", "
   gpbzip2::Job job;
   REQUIRE(reader.next(job.raw));
   // Prepared as a station prepares a block, flipped whatever the rule says.
-  gpbzip2::ByteBuffer scratch;
+  gpbzip2::ByteVector scratch;
   job.crc = gpbzip2::finish_block(job.raw, scratch);
   const size_t n = job.raw.rle_bytes;
   uint8_t* const t = job.raw.buffer.data();

@@ -28,7 +28,7 @@ namespace {
 Job raw_job(uint64_t index) {
   Job job;
   job.raw.index = index;
-  job.raw.buffer.reserve(1000);
+  job.raw.buffer.resize(1000);
   std::fill_n(job.raw.buffer.data(), 1000, uint8_t(index));
   job.raw.input_bytes = 1000;
   job.raw.rle_bytes = 1000;
@@ -105,13 +105,13 @@ TEST_CASE("While GPUs open, the CPUs prepare their first batches", "[queue]") {
 TEST_CASE("A recycled buffer comes back to the reader", "[queue]") {
   WorkQueue q(4, 1);
   REQUIRE(q.spare_buffer().empty());
-  gpbzip2::ByteBuffer buffer;
-  buffer.reserve(5000);
+  gpbzip2::ByteVector buffer;
+  buffer.resize(5000);
   const uint8_t* memory = buffer.data();
   q.recycle(std::move(buffer));
-  gpbzip2::ByteBuffer again = q.spare_buffer();
+  gpbzip2::ByteVector again = q.spare_buffer();
   REQUIRE(again.data() == memory);
-  REQUIRE(again.capacity() == 5000);
+  REQUIRE(again.size() == 5000);
   REQUIRE(q.spare_buffer().empty());
 }
 
