@@ -70,15 +70,17 @@ LeastRotation least_rotation(const uint8_t* t, int32_t n) {
   return {std::min(i, j), false, 0};
 }
 
-// w is a least rotation, so w = u^k for a Lyndon word u; returns |u| (Duval's first
-// factor). w repeats every `distance` bytes and every n, so every g = gcd of the two, and
-// Duval's scan stops at g.
-int32_t lyndon_period(const uint8_t* w, int32_t n, int32_t distance) {
+// The least rotation of t, w (starting at `shift`), is u^k for a Lyndon word u; returns
+// |u| (Duval's first factor). w repeats every `distance` bytes and every n, so every
+// g = gcd of the two, and Duval's scan stops at g.
+int32_t lyndon_period(const uint8_t* t, int32_t n, int32_t shift, int32_t distance) {
   const int32_t g = std::gcd(n, distance);
+  auto w = [&](int32_t i) { return t[shift + i < n ? shift + i : shift + i - n]; };  // i < n
   int32_t j = 1, k = 0;
-  for (; j < g && w[k] <= w[j]; j++) k = w[k] < w[j] ? 0 : k + 1;
+  for (; j < g && w(k) <= w(j); j++) k = w(k) < w(j) ? 0 : k + 1;
   const int32_t p = j - k;
-  if (j != g || g % p != 0 || std::memcmp(w, w + p, size_t(n - p)) != 0)
+  // t, a rotation of w, repeats every p bytes as w does.
+  if (j != g || g % p != 0 || std::memcmp(t, t + p, size_t(n - p)) != 0)
     throw Error(ErrorKind::Internal, "BWT: block rotated to a non-least rotation");
   return p;
 }
@@ -121,29 +123,43 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
     }
     return {last, orig_ptr};
   }
-  // A periodic block: t[n-1], then t twice, which bzip2's main sort reads rotations from
-  // straight, and in which w = text + 1 + shift is the least rotation, with w[-1] = w[n-1].
-  resize_scratch(ws.text, 2 * size_t(n) + 1);
-  uint8_t* const text = ws.text.data();
-  text[0] = t[n - 1];
-  std::memcpy(text + 1, t, size_t(n));
-  std::memcpy(text + 1 + n, t, size_t(n));
-  const uint8_t* const w = text + 1 + shift;
-  const int32_t p = lyndon_period(w, n, least.distance);
-  if (bzip2_main_sort(text + 1, n, p, sa)) {
-    // Where bzip2's main sort finishes, it is the whole BWT: text[x] = t[x - 1].
-    uint32_t orig_ptr = 0;
-    for (int32_t r = 0; r < n; r++) {
-      const int32_t x = sa[r];
-      if (x == 0) orig_ptr = uint32_t(r);
-      last[r] = text[x];
+  const int32_t p = lyndon_period(t, n, shift, least.distance);
+  if (bzip2_main_sort_may_finish(t, n, p)) {
+    // t[n-1], then t twice, which bzip2's main sort reads rotations from straight.
+    resize_scratch(ws.text, 2 * size_t(n) + 1);
+    uint8_t* const text = ws.text.data();
+    text[0] = t[n - 1];
+    std::memcpy(text + 1, t, size_t(n));
+    std::memcpy(text + 1 + n, t, size_t(n));
+    if (bzip2_main_sort(text + 1, n, p, sa)) {
+      // Where bzip2's main sort finishes, it is the whole BWT: text[x] = t[x - 1].
+      uint32_t orig_ptr = 0;
+      for (int32_t r = 0; r < n; r++) {
+        const int32_t x = sa[r];
+        if (x == 0) orig_ptr = uint32_t(r);
+        last[r] = text[x];
+      }
+      return {last, orig_ptr};
     }
-    return {last, orig_ptr};
+  }
+  // u twice from the least rotation w = u^k, after w[-1] = w[n-1]: what the sort of u and
+  // bzip2's fallback order read (the block itself only at its first byte's positions).
+  resize_scratch(ws.text, 2 * size_t(p) + 1);
+  uint8_t* const w = ws.text.data() + 1;
+  for (int32_t i = -1, from = (shift + n - 1) % n; i < 2 * p;) {  // cyclic copy, whole stretches
+    const int32_t len = std::min(n - from, 2 * p - i);
+    std::memcpy(w + i, t + from, size_t(len));
+    i += len;
+    from = 0;
   }
   if (divsufsort(w, sa, p) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
+  // The bucket that bzip2's fallback order is followed on fits past u's rotations.
+  const size_t spare_start = (4 * size_t(p) + 7) & ~size_t(7);
+  const uint32_t orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux,
+                                                    ws.sa.data() + spare_start,
+                                                    ws.sa.size() - spare_start);
   // u = w[0, p) sorted stands for its k equal copies: u's last column, each byte k times,
   // spread from the top down so that no byte is overwritten before it is read.
-  const uint32_t orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux);
   const int32_t k = n / p;
   for (int32_t r = 0; r < p; r++) last[r] = w[sa[r] - 1];
   for (int32_t r = p - 1; r >= 0; r--) std::memset(last + size_t(r) * size_t(k), last[r], size_t(k));

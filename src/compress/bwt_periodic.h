@@ -16,7 +16,7 @@ namespace gpbzip2 {
 // for the Lyndon word u = w[0..p), and by shift: t[x] = w[(x - shift) mod n].
 struct PeriodicBlock {
   const uint8_t* t;
-  const uint8_t* w;  // n bytes
+  const uint8_t* w;  // u twice (2p bytes), after w[-1] = u's last byte
   int32_t n, p, shift;
   const int32_t* sa;  // u's rotations in sorted order (u's suffix order, u being Lyndon)
 };
@@ -24,13 +24,19 @@ struct PeriodicBlock {
 // bzip2 sorts blocks of this many bytes or more with its main sort first.
 inline constexpr int32_t kMainSortMin = 10000;
 
+// Whether bzip2 sorts the periodic block t (period p) with its main sort and may finish
+// within the work budget: false where a bound from t's first period tells it cannot.
+bool bzip2_main_sort_may_finish(const uint8_t* t, int32_t n, int32_t p);
+
 // bzip2's main sort of the periodic block t (|t| = n < 2^24, period p), given as tt = t t
 // (2n bytes), with its work budget: true, with the rotations in order[0..n), if it
 // finishes within the budget; false where bzip2 gives up and uses its fallback sort.
 bool bzip2_main_sort(const uint8_t* tt, int32_t n, int32_t p, int32_t* order);
 
-// origPtr as bzip2's fallback sort leaves it.
-uint32_t bzip2_fallback_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux);
+// origPtr as bzip2's fallback sort leaves it. `spare` (8-byte aligned) is scratch for its
+// bucket where it fits.
+uint32_t bzip2_fallback_orig_ptr(const PeriodicBlock& b, std::vector<int32_t>& aux,
+                                 uint8_t* spare, size_t spare_bytes);
 
 // Length of the common prefix of a[0..limit) and b[0..limit), 16 bytes a step where SSE2
 // is (8 elsewhere): the hard blocks are the ones with long common prefixes.

@@ -397,8 +397,12 @@ bool budget_surely_exhausted(const uint8_t* t, int32_t n, int32_t p) {
 
 }  // namespace
 
+bool bzip2_main_sort_may_finish(const uint8_t* t, int32_t n, int32_t p) {
+  return n >= kMainSortMin && !budget_surely_exhausted(t, n, p);
+}
+
 bool bzip2_main_sort(const uint8_t* tt, int32_t n, int32_t p, int32_t* order) {
-  return n >= kMainSortMin && !budget_surely_exhausted(tt, n, p) && MainSort(tt, n, p, order).run();
+  return MainSort(tt, n, p, order).run();
 }
 
 }  // namespace gpbzip2
