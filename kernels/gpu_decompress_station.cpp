@@ -17,10 +17,11 @@
 namespace gpbzip2 {
 namespace {
 
-// Four lanes overlap the copies of one batch with the kernels of the others. Batches of
-// 8 MiB decoded as fast as 16 MiB ones on an H100 + 16 cores and hold 170 MB less host
-// memory, since each lane keeps two batches of blocks in flight (kernels/NOTES.md).
-constexpr int kLanesPerGpu = 4;
+// Two lanes overlap the copies of one batch with the kernels of the other. Each lane keeps
+// two batches of blocks in flight, so lanes and batch size are host memory: on an H100 +
+// 16 cores, 8 MiB batches decoded as fast as 16 MiB ones in 170 MB less, and two lanes as
+// fast as four in 95 MB less (one was 15% slower; 4 or 6 MiB batches 4-10%; NOTES.md).
+constexpr int kLanesPerGpu = 2;
 constexpr size_t kMaxBatchBytes = size_t(8) << 20;
 constexpr uint32_t kMaxBatchBlocks = 256;
 // Device memory left to others (and to CUB's launch needs).
