@@ -77,7 +77,7 @@ std::string usage_text(const std::string& prog) {
          "   --fast              alias for -1\n"
          "   --best              alias for -9\n"
          "\n"
-         "   -n --threads=N      use N compute threads (default: one per core)\n"
+         "   -n --threads=N      use N compute threads (default: one per usable core)\n"
          "   --gpu=MODE          auto: a GPU for large inputs only (the default),\n"
          "                       on: a GPU or exit 1, off: no GPU\n"
          "   --progress          show progress even if stderr is not a terminal\n"

@@ -3,6 +3,7 @@
 // blocks. Threads are counted in /proc/self/status from the progress callback, which
 // runs after each block is written.
 #include <catch2/catch.hpp>
+#include <sched.h>
 
 #include <algorithm>
 #include <fstream>
@@ -11,6 +12,7 @@
 
 #include "common/format.h"
 #include "generators.h"
+#include "gpbzip2.h"
 #include "test_helpers.h"
 
 namespace {
@@ -61,4 +63,19 @@ TEST_CASE("no more compute threads start than there are blocks", "[threads]") {
   REQUIRE_FALSE(w.called_back_on_caller);
   REQUIRE(w.most_extra_threads >= 1);
   REQUIRE(w.most_extra_threads <= 4);
+}
+
+TEST_CASE("the default thread count is the cores the process may run on", "[threads]") {
+  // Affinity is the calling thread's; narrowed to one core, then given back.
+  cpu_set_t before, one;
+  REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
+  REQUIRE(gpbzip2::default_thread_count() == CPU_COUNT(&before));
+  int first = 0;
+  while (!CPU_ISSET(first, &before)) first++;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+  const int narrowed = gpbzip2::default_thread_count();
+  REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
+  REQUIRE(narrowed == 1);
 }
