@@ -2,6 +2,8 @@
 
 #ifdef __x86_64__
 #include <immintrin.h>
+
+#include "cpu_features.h"
 #endif
 
 namespace gpbzip2 {
@@ -59,10 +61,7 @@ struct FoldConstants {
 };
 const FoldConstants kFold;
 
-const bool kHavePclmul = [] {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-}();
+const bool kHavePclmul = cpu::has_pclmul_sse41();
 
 #define GPBZIP2_PCLMUL __attribute__((target("pclmul,sse4.1")))
 

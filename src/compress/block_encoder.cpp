@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #endif
 
+#include "common/cpu_features.h"
 #include "common/format.h"
 #include "huffman.h"
 
@@ -345,8 +346,7 @@ GPBZIP2_AVX512 __attribute__((flatten)) SymbolStats move_to_front_avx512(const u
 // quarter), else the SSE2 list.
 SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t* out) {
 #ifdef __x86_64__
-  static const bool avx512 =
-      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+  static const bool avx512 = cpu::has_avx512_vbmi();
   if (avx512) return move_to_front_avx512(last, n, in_use, out);
 #endif
   return move_to_front<MtfList>(last, n, in_use, out);

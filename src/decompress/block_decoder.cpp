@@ -9,6 +9,7 @@
 #endif
 
 #include "common/bit_reader.h"
+#include "common/cpu_features.h"
 #include "common/crc32.h"
 #include "common/huge_pages.h"
 #include "common/rand_table.h"
@@ -235,13 +236,10 @@ constexpr WideShifts kWideShifts = [] {
 #ifdef __x86_64__
 // 3: AVX-512 BW, VL and VBMI too; 2: AVX2 and BMI2; 1: SSSE3; 0: none.
 const int kX86Level = [] {
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
-  const bool vbmi = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-                    __builtin_cpu_supports("avx512vbmi");
-  if (avx2 && vbmi) return 3;
+  const bool avx2 = cpu::has_avx2_bmi2();
+  if (avx2 && cpu::has_avx512_vbmi()) return 3;
   if (avx2) return 2;
-  return __builtin_cpu_supports("ssse3") ? 1 : 0;
+  return cpu::has_ssse3() ? 1 : 0;
 }();
 #endif
 
