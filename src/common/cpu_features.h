@@ -3,7 +3,13 @@
 // cpuid leaves, and in a VM each one traps: 0.05-0.1 ms of every run on the 2-core AMD.
 #pragma once
 #ifdef __x86_64__
+#if defined(__clang__) && !defined(_Bool)
+#define _Bool bool  // glibc 2.36's header says C's _Bool, which clang's C++ does not know
 #include <sys/platform/x86.h>
+#undef _Bool
+#else
+#include <sys/platform/x86.h>
+#endif
 
 namespace gpbzip2::cpu {
 
