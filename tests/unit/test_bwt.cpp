@@ -70,6 +70,13 @@ TEST_CASE("BWT of small random blocks equals a naive rotation sort", "[bwt]") {
       INFO("alphabet " << alphabet << " n " << n);
       require_matches_naive(t);
     }
+  // Either side of where prefix doubling hands over to libdivsufsort.
+  for (int alphabet : {2, 26})
+    for (size_t n : {4095, 4096, 4097}) {
+      auto t = random_bytes(rng, n, alphabet);
+      INFO("alphabet " << alphabet << " n " << n);
+      require_matches_naive(t);
+    }
 }
 
 TEST_CASE("BWT when the block's end repeats earlier text", "[bwt]") {
