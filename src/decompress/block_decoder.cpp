@@ -246,11 +246,12 @@ const int kX86Level = [] {
 }  // namespace
 
 void BlockDecoder::Free::operator()(uint32_t* p) const {
-  free_huge_pages(p, kTtWords * sizeof(uint32_t));
+  free_after_small_head(p, kTtHeadBytes, kTtWords * sizeof(uint32_t) - kTtHeadBytes);
 }
 
 BlockDecoder::BlockDecoder() {
-  tt_.reset(static_cast<uint32_t*>(allocate_huge_pages(kTtWords * sizeof(uint32_t))));
+  tt_.reset(static_cast<uint32_t*>(
+      allocate_after_small_head(kTtHeadBytes, kTtWords * sizeof(uint32_t) - kTtHeadBytes)));
 }
 
 BlockDecoder::Status BlockDecoder::decode_symbols(const uint8_t* data, size_t size, uint64_t bit,

@@ -107,7 +107,9 @@ class BlockDecoder {
 
   // tt_[0, kTtWords): the BWT vector, then the links of the inverse BWT (next row << 8 |
   // byte, and kChainEnd where the next row starts a chain), then the text. On huge pages
-  // where the system allows: the inverse BWT visits it in random order.
+  // where the system allows (the inverse BWT visits it in random order), but for its
+  // first 16k words, all that blocks of a small file touch.
+  static constexpr size_t kTtHeadBytes = size_t(64) << 10;
   std::unique_ptr<uint32_t[], Free> tt_;
   std::vector<Piece> pieces_;
   std::vector<Chain> chains_;
