@@ -3,7 +3,8 @@
 // for a Lyndon word (a block that is strictly smaller than all its other rotations), as
 // no suffix of one is a prefix of it. So the block is turned to its least rotation and
 // handed to libdivsufsort whole: one exact suffix sort, no fix-ups, no slow path
-// (bench/README.md has the alternatives measured).
+// (bench/README.md has the alternatives measured). Blocks of a few kB are sorted by
+// prefix doubling instead, as rotations.
 //
 // A block that is not primitive (v repeated k times) has no Lyndon rotation, only u^k for
 // the Lyndon word u of v's rotations: u alone is sorted, each of its rotations standing for
