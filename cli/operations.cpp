@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <sys/stat.h>
+#include <system_error>
 #include <unistd.h>
 #include <vector>
 
@@ -253,6 +254,8 @@ void compress_one(const std::string* name) {
     panic(job, e.what());  // compression has no data errors
   } catch (const std::bad_alloc&) {
     out_of_memory(job);
+  } catch (const std::system_error&) {  // a thread the system could not give
+    out_of_memory(job);
   }
   meter.finish();
   if (verbosity() >= 1) close_file_line(ratio_summary(totals.bytes_in, totals.bytes_out).c_str());
@@ -360,6 +363,8 @@ void decompress_one(const std::string* name) {
     is_bzip2 = false;
   } catch (const std::bad_alloc&) {
     out_of_memory(job);
+  } catch (const std::system_error&) {  // a thread the system could not give
+    out_of_memory(job);
   }
   meter.finish();
   if (garbage && noisy()) {
@@ -430,6 +435,8 @@ void test_one(const std::string* name) {
     detail = e.what();
     if (!problem) problem = detail.c_str();
   } catch (const std::bad_alloc&) {
+    out_of_memory(job);
+  } catch (const std::system_error&) {  // a thread the system could not give
     out_of_memory(job);
   }
   meter.finish();

@@ -1,6 +1,7 @@
 #include "block_reader.h"
 
 #include <algorithm>
+#include <system_error>
 #include <bit>
 #include <cstring>
 
@@ -92,7 +93,12 @@ void BlockReader::start_scouts(int count) {
     next_load_ = next_take_;
     read_done_ = input_end_;
   }
-  for (int i = 0; i < count; i++) scouts_.emplace_back([this] { scout(); });
+  // Where the system gives no more threads, fewer scouts; with none, the reader reads.
+  try {
+    for (int i = 0; i < count; i++) scouts_.emplace_back([this] { scout(); });
+  } catch (const std::system_error&) {
+    if (scouts_.empty()) scouting_ = false;
+  }
 }
 
 BlockReader::~BlockReader() {

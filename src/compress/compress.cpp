@@ -2,6 +2,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <new>
+#include <system_error>
 #include <thread>
 
 #include "block_reader.h"
@@ -118,10 +120,17 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     }
   });
   // A station starts with each block read until there are `threads`: an input of a few
-  // blocks starts no more threads than it can use.
+  // blocks starts no more threads than it can use. Where the system gives no more (an
+  // address-space limit holds their stacks), those started go on alone.
   std::vector<std::thread> stations;
+  bool more_stations = true;
   auto start_station = [&] {
-    stations.emplace_back(run_cpu_station, std::ref(queue), opts.perturb);
+    try {
+      stations.emplace_back(run_cpu_station, std::ref(queue), opts.perturb);
+    } catch (const std::system_error&) {
+      if (stations.empty()) throw std::bad_alloc();
+      more_stations = false;
+    }
   };
 
   uint64_t blocks = 0;
@@ -130,7 +139,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     while (more) {
       if (!queue.push_raw(std::move(job))) break;
       blocks++;
-      if (stations.size() < size_t(threads)) start_station();
+      if (more_stations && stations.size() < size_t(threads)) start_station();
       if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
       // Beside an open GPU the reader is the limit: scouts search a file's regions for it.
       if (!scouting && gpu_started && opts.input_size > 0 && queue.gpu_stations_open()) {

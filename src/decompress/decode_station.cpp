@@ -103,7 +103,7 @@ void decode_here(DecodeTask& t, BlockDecoder& dec, PagePool& pages, uint8_t* scr
 
 void run_decode_station(DecodeQueue& queue, PagePool& pages) {
   std::unique_ptr<BlockDecoder> dec;
-  const std::unique_ptr<uint8_t[]> scratch(new uint8_t[kPiece]);  // touched only if used
+  std::unique_ptr<uint8_t[]> scratch;  // touched only if used
   bool nicer = false;
   while (TaskPtr t = queue.pop_for_cpu()) {
     if (!nicer && queue.gpu_found()) {
@@ -112,7 +112,9 @@ void run_decode_station(DecodeQueue& queue, PagePool& pages) {
     }
     bool done = true;
     try {
+      // Made here, so that memory running out fails the block, not the thread.
       if (!dec) dec = std::make_unique<BlockDecoder>();
+      if (!scratch) scratch.reset(new uint8_t[kPiece]);
       done = work_on(*t, queue, t, *dec, pages, scratch.get());
     } catch (...) {
       t->error = std::current_exception();

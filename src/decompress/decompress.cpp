@@ -12,6 +12,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -47,9 +48,10 @@ constexpr size_t kGpuBlocksInFlight = 256;
 // The input from the block being checked onwards.
 class InputWindow {
  public:
-  // `most`: the bytes it is expected to hold at most, reserved so that growing never
-  // copies, nor leaves the old buffer behind in the heap. Only the bytes used are touched.
-  InputWindow(Source& src, size_t most) : src_(src) { buf_.reserve(most); }
+  // `most`: the bytes it is expected to hold at most. It grows by doubling up to that, not
+  // reserved at once: that was some 330 MB of address space for any input, and where it
+  // is limited (ulimit -v, as batch schedulers set) a 1 kB file failed to decompress.
+  InputWindow(Source& src, size_t most) : src_(src), most_(most) {}
   uint64_t begin() const { return base_; }
   uint64_t end() const { return base_ + buf_.size(); }
   bool eof() const { return eof_; }
@@ -59,6 +61,11 @@ class InputWindow {
   bool read_more() {
     if (eof_) return false;
     const size_t old = buf_.size();
+    if (old + kReadChunk > buf_.capacity()) {
+      const size_t doubled = std::max(2 * buf_.capacity(), old + kReadChunk);
+      buf_.reserve(buf_.capacity() < most_ ? std::min(doubled, std::max(most_, old + kReadChunk))
+                                           : doubled);
+    }
     buf_.resize(old + kReadChunk);
     size_t n = 0;
     while (n < kReadChunk) {
@@ -82,6 +89,7 @@ class InputWindow {
 
  private:
   Source& src_;
+  const size_t most_;
   ByteVector buf_;
   uint64_t base_ = 0;
   bool eof_ = false;
@@ -225,6 +233,17 @@ class Decompressor {
     window_.discard_before(std::min(expected_ / 8, scanned_));
   }
 
+  // Where the system gives no more threads (an address-space limit holds their stacks),
+  // the stations started go on alone; without one, memory has run out.
+  void start_station() {
+    try {
+      stations_.emplace_back([this] { run_decode_station(queue_, pages_); });
+    } catch (const std::system_error&) {
+      if (stations_.empty()) throw std::bad_alloc();
+      threads_ = int(stations_.size());
+    }
+  }
+
   // The rest of the input is this block and its stream's end (a small file), read and
   // scanned. (--gpu=on must open the GPU: its blocks go the usual way.)
   bool lone_block() const {
@@ -253,8 +272,7 @@ class Decompressor {
     queue_.submit(std::move(t));
     // A station starts with each block handed out until there are `threads`: a small
     // input starts no more threads than it can use. The GPU opens with the first.
-    if (stations_.size() < size_t(threads_))
-      stations_.emplace_back([this] { run_decode_station(queue_, pages_); });
+    if (stations_.size() < size_t(threads_)) start_station();
     if (!gpu_started_ && (opts_.gpu == GpuMode::On || window_.end() >= gpu_after_)) {
       gpu_started_ = true;
       GpuStations gpu = start_gpu_decode_stations(queue_, opts_);

@@ -1,5 +1,7 @@
 #include "output_writer.h"
 
+#include <system_error>
+
 namespace gpbzip2 {
 
 OutputWriter::OutputWriter(Sink& out, PagePool& pages, size_t max_queued,
@@ -25,7 +27,14 @@ void OutputWriter::add(BlockOutput block) {
     if (progress_) progress_(block.input_end, written_);
     return;
   }
-  if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
+  if (!thread_.joinable()) {
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {
+      max_queued_ = 0;  // no thread to be had: every block is written here
+      return add(std::move(block));
+    }
+  }
   std::unique_lock lk(mu_);
   cv_.wait(lk, [&] { return error_ || queue_.size() < max_queued_; });
   if (error_) std::rethrow_exception(error_);
