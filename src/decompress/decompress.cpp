@@ -48,10 +48,10 @@ constexpr size_t kGpuBlocksInFlight = 256;
 // The input from the block being checked onwards.
 class InputWindow {
  public:
-  // `most`: the bytes it is expected to hold at most. It grows by doubling up to that, not
-  // reserved at once: that was some 330 MB of address space for any input, and where it
-  // is limited (ulimit -v, as batch schedulers set) a 1 kB file failed to decompress.
-  InputWindow(Source& src, size_t most) : src_(src), most_(most) {}
+  // `most`: the bytes it is expected to hold at most, reserved so that growing never
+  // copies, nor leaves the old buffer behind in the heap. Only the bytes used are touched.
+  InputWindow(Source& src, size_t most) : src_(src) { expect(most); }
+  void expect(size_t most) { buf_.reserve(most); }
   uint64_t begin() const { return base_; }
   uint64_t end() const { return base_ + buf_.size(); }
   bool eof() const { return eof_; }
@@ -61,11 +61,6 @@ class InputWindow {
   bool read_more() {
     if (eof_) return false;
     const size_t old = buf_.size();
-    if (old + kReadChunk > buf_.capacity()) {
-      const size_t doubled = std::max(2 * buf_.capacity(), old + kReadChunk);
-      buf_.reserve(buf_.capacity() < most_ ? std::min(doubled, std::max(most_, old + kReadChunk))
-                                           : doubled);
-    }
     buf_.resize(old + kReadChunk);
     size_t n = 0;
     while (n < kReadChunk) {
@@ -89,7 +84,6 @@ class InputWindow {
 
  private:
   Source& src_;
-  const size_t most_;
   ByteVector buf_;
   uint64_t base_ = 0;
   bool eof_ = false;
@@ -126,12 +120,7 @@ class Decompressor {
         opts_(opts),
         threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
         queue_(blocks_in_flight(threads_)),
-        // Live input, and a quarter as much dead before it is dropped.
-        window_(in, 5 * ((queue_.max_in_flight() +
-                          (opts.gpu == GpuMode::Off ? 0 : kGpuBlocksInFlight)) *
-                             kReadAheadPerBlock +
-                         kMaxBlockSpan + kReadChunk) / 4 +
-                        kDiscardStep),
+        window_(in, window_bytes(0)),
         gpu_after_(gpu_after(opts)),
         scratch_(new uint8_t[kPiece]) {
     // The writer keeps a few blocks queued: enough to take a GPU batch's worth as it
@@ -233,6 +222,15 @@ class Decompressor {
     window_.discard_before(std::min(expected_ / 8, scanned_));
   }
 
+  // The input window's size for the blocks in flight: live input, and a quarter as much
+  // dead before it is dropped. The GPU's share is reserved only once it opens: reserved
+  // from the start it was some 330 MB of address space for any input, and where that is
+  // limited (ulimit -v, as batch schedulers set) a 1 kB file failed to decompress.
+  size_t window_bytes(size_t gpu_blocks) const {
+    return 5 * ((queue_.max_in_flight() + gpu_blocks) * kReadAheadPerBlock + kMaxBlockSpan +
+                kReadChunk) / 4 + kDiscardStep;
+  }
+
   // Where the system gives no more threads (an address-space limit holds their stacks),
   // the stations started go on alone; without one, memory has run out.
   void start_station() {
@@ -275,6 +273,7 @@ class Decompressor {
     if (stations_.size() < size_t(threads_)) start_station();
     if (!gpu_started_ && (opts_.gpu == GpuMode::On || window_.end() >= gpu_after_)) {
       gpu_started_ = true;
+      window_.expect(window_bytes(kGpuBlocksInFlight));
       GpuStations gpu = start_gpu_decode_stations(queue_, opts_);
       gpu_stations_ = std::move(gpu.threads);
       must_open_ = std::move(gpu.must_open);
