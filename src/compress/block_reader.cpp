@@ -1,9 +1,9 @@
 #include "block_reader.h"
 
 #include <algorithm>
-#include <system_error>
 #include <bit>
 #include <cstring>
+#include <system_error>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
