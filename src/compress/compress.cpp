@@ -1,6 +1,4 @@
 // Compression pipeline: reader -> work queue -> stations -> ordered writer.
-#include <sched.h>
-
 #include <algorithm>
 #include <new>
 #include <system_error>
@@ -57,15 +55,6 @@ CompressTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptio
 }
 
 }  // namespace
-
-// One per core the process may run on: its CPU affinity (taskset, a cpuset such as a
-// batch scheduler's or a container's --cpuset-cpus), where the core count of the machine
-// would start a thread for every core of a large host.
-int default_thread_count() {
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) return std::max(1, CPU_COUNT(&allowed));
-  return int(std::max(1u, std::thread::hardware_concurrency()));
-}
 
 CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)

@@ -104,8 +104,7 @@ constexpr double kCpuBytesPerSecondPerThread = 13e6;
 // enough, and each block held costs its output's memory.
 size_t blocks_in_flight(int threads) { return threads == 1 ? 2 : 2 * size_t(threads) + 2; }
 
-uint64_t gpu_after(const DecompressOptions& opts) {
-  const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
+uint64_t gpu_after(const DecompressOptions& opts, int threads) {
   const auto worth = uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
   if (opts.gpu == GpuMode::On) return 0;
   if (opts.gpu == GpuMode::Off || (opts.input_size > 0 && opts.input_size < worth))
@@ -121,7 +120,7 @@ class Decompressor {
         threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
         queue_(blocks_in_flight(threads_)),
         window_(in, window_bytes(0)),
-        gpu_after_(gpu_after(opts)),
+        gpu_after_(gpu_after(opts, threads_)),
         scratch_(new uint8_t[kPiece]) {
     // The writer keeps a few blocks queued: enough to take a GPU batch's worth as it
     // comes back, few enough to bound the memory when the output is slow. With one

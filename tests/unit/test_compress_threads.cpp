@@ -4,12 +4,15 @@
 // runs after each block is written.
 #include <catch2/catch.hpp>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "common/cpu_count.h"
 #include "common/format.h"
 #include "generators.h"
 #include "gpbzip2.h"
@@ -69,7 +72,9 @@ TEST_CASE("the default thread count is the cores the process may run on", "[thre
   // Affinity is the calling thread's; narrowed to one core, then given back.
   cpu_set_t before, one;
   REQUIRE(sched_getaffinity(0, sizeof before, &before) == 0);
-  REQUIRE(gpbzip2::default_thread_count() == CPU_COUNT(&before));
+  const int quota = gpbzip2::cgroup_cpu_limit();
+  REQUIRE(gpbzip2::default_thread_count() ==
+          (quota > 0 ? std::min(CPU_COUNT(&before), quota) : CPU_COUNT(&before)));
   int first = 0;
   while (!CPU_ISSET(first, &before)) first++;
   CPU_ZERO(&one);
@@ -78,4 +83,25 @@ TEST_CASE("the default thread count is the cores the process may run on", "[thre
   const int narrowed = gpbzip2::default_thread_count();
   REQUIRE(sched_setaffinity(0, sizeof before, &before) == 0);
   REQUIRE(narrowed == 1);
+}
+
+TEST_CASE("a cgroup v2 CPU quota: the least over the cgroup and its ancestors", "[threads]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gpbzip2-cgroup-" + std::to_string(getpid()));
+  fs::create_directories(dir / "root/a/b");
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  write(dir / "cgroup", "12:cpu,cpuacct:/a/b\n0::/a/b\n");
+  const std::string cgroup = (dir / "cgroup").string(), root = (dir / "root").string();
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 0);  // no cpu.max anywhere
+  write(dir / "root/a/b/cpu.max", "max 100000\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 0);
+  write(dir / "root/a/cpu.max", "250000 100000\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 3);  // 2.5 CPUs: three threads
+  write(dir / "root/a/b/cpu.max", "100000 100000\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 1);
+  write(dir / "root/cpu.max", "50000 100000\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 1);
+  write(dir / "cgroup", "12:cpu,cpuacct:/a/b\n");  // cgroup v1 only
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 0);
+  fs::remove_all(dir);
 }
