@@ -31,6 +31,8 @@ bool bzip2_main_sort_may_finish(const uint8_t* t, int32_t n, int32_t p);
 // bzip2's main sort of the periodic block t (|t| = n < 2^24, period p), given as tt = t t
 // (2n bytes), with its work budget: true, with the rotations in order[0..n), if it
 // finishes within the budget; false where bzip2 gives up and uses its fallback sort.
+// Only for blocks bzip2_main_sort_may_finish lets through (it also holds bzip2's size
+// rule: smaller blocks go to the fallback sort alone).
 bool bzip2_main_sort(const uint8_t* tt, int32_t n, int32_t p, int32_t* order);
 
 // origPtr as bzip2's fallback sort leaves it. `spare` (8-byte aligned) is scratch for its

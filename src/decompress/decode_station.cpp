@@ -1,8 +1,8 @@
 #include "decode_station.h"
 
 #include "common/format.h"
-#include "common/thread_priority.h"
 #include "common/rand_table.h"
+#include "common/thread_priority.h"
 
 namespace gpbzip2 {
 namespace {
