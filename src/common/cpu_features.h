@@ -1,6 +1,6 @@
 // x86 CPU features as glibc found them at start (<sys/platform/x86.h>, glibc 2.33 on),
 // each also enabled by the OS. libgcc's __builtin_cpu_supports asks the CPU again, a dozen
-// cpuid leaves, and in a VM each one traps: 0.05-0.1 ms of every run on the 2-core AMD.
+// cpuid leaves, and in a VM each one traps: 0.05-0.1 ms of every run on a 2-core Xeon VM.
 #pragma once
 #ifdef __x86_64__
 #if defined(__clang__) && !defined(_Bool)

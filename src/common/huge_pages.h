@@ -60,7 +60,7 @@ inline void free_huge_pages(void* p, size_t bytes) { unmap_huge_pages(p, whole_h
 // `head` bytes on small pages (at most a huge page), then `bytes` more on huge pages from
 // a 2 MiB boundary: an array that a short use touches only at its start (a small file's
 // one block) then faults in a few small pages, not a whole huge page to clear (0.15 ms
-// of decompressing a 1 kB file on the 2-core AMD). Free with free_after_small_head and the
+// of decompressing a 1 kB file on a 2-core Xeon VM). Free with free_after_small_head and the
 // same sizes.
 inline void* allocate_after_small_head(size_t head, size_t bytes) {
   auto* const base = static_cast<uint8_t*>(map_huge_pages(kHugePage + whole_huge_pages(bytes)));

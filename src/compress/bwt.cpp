@@ -87,7 +87,7 @@ int32_t lyndon_period(const uint8_t* t, int32_t n, int32_t shift, int32_t distan
 }
 
 // Blocks up to this long are sorted by prefix doubling: libdivsufsort clears and walks a
-// 256 KB bucket array for any block, 0.2 ms of a 1 kB file's run on the 2-core AMD, where
+// 256 KB bucket array for any block, 0.2 ms of a 1 kB file's run on a 2-core Xeon VM, where
 // doubling took 0.04 ms (4 kB: 0.13 against 0.31; the worst case here, `ab` repeated with
 // one byte changed, 0.27 against 0.25).
 constexpr int32_t kDoublingMax = 4096;
