@@ -496,10 +496,11 @@ void BlockDecoder::invert(std::span<uint8_t* const> work) {
 std::vector<uint8_t> BlockDecoder::invert_bwt(const uint8_t* bwt, uint32_t n, uint32_t orig_ptr) {
   BlockDecoder d;
   d.load_bwt(bwt, n, orig_ptr, false);
-  std::vector<uint8_t> memory(kWorkPages * kWorkPage);
+  const size_t pages = work_pages(n);
+  std::vector<uint8_t> memory(pages * kWorkPage);
   uint8_t* work[kWorkPages];
-  for (size_t i = 0; i < kWorkPages; i++) work[i] = memory.data() + i * kWorkPage;
-  d.invert(work);
+  for (size_t i = 0; i < pages; i++) work[i] = memory.data() + i * kWorkPage;
+  d.invert({work, pages});
   return {d.text().begin(), d.text().end()};
 }
 
@@ -514,7 +515,7 @@ void BlockDecoder::link_rows() {
     start[b] = sum;
     sum += freq_[b];
   }
-  chain_step_ = std::bit_ceil((n + kChains - 1) / kChains);
+  chain_step_ = std::bit_ceil(std::max((n + kChains - 1) / kChains, kMinChain));
   const uint32_t step_mask = chain_step_ - 1;
   for (uint32_t i = 0; i < n; i++) {
     const uint32_t b = tt[i] & 0xff;

@@ -22,12 +22,19 @@ class BlockDecoder {
   // of them at once so that their misses overlap; each chain stops where another starts.
   // The lanes write into the caller's work pages, kChunk bytes at a time.
   static constexpr uint32_t kChains = 1024;
+  // Chains at least this long, so that a small block takes few lanes, and their chunks few
+  // pages (a 1 kB block's 1000 chains of one byte touched eight).
+  static constexpr uint32_t kMinChain = 512;
   static constexpr int kLanes = 8;
   static constexpr uint32_t kChunk = 8192;
   static constexpr size_t kWorkPage = size_t(64) << 10;  // a multiple of kChunk
   // Chunks the lanes take at most: full ones hold the block, and kLanes are not full.
   static constexpr size_t kWorkChunks = kTtWords / kChunk + kLanes;
   static constexpr size_t kWorkPages = (kWorkChunks * kChunk + kWorkPage - 1) / kWorkPage;
+  // The pages a block of n bytes needs (a small file's block one, not kWorkPages).
+  static constexpr size_t work_pages(uint32_t n) {
+    return ((n / kChunk + kLanes) * size_t(kChunk) + kWorkPage - 1) / kWorkPage;
+  }
 
   BlockDecoder();
   BlockDecoder(const BlockDecoder&) = delete;
@@ -36,8 +43,8 @@ class BlockDecoder {
   // Decodes the block whose 48-bit magic starts at bit `bit` of data[0, size); 8 zero
   // bytes must be readable past size. OutOfInput: the block needs bits past size.
   // Accepts blocks of up to 900000 bytes; the caller checks the stream's level.
-  // work: kWorkPages pages of kWorkPage bytes of scratch memory (the pages that take the
-  // output afterwards, say).
+  // work: work_pages(block_bytes()) pages of kWorkPage bytes of scratch memory (the pages
+  // that take the output afterwards, say), or kWorkPages for any block.
   Status decode(const uint8_t* data, size_t size, uint64_t bit, std::span<uint8_t* const> work);
   // decode() in two steps: the symbols into the BWT vector, then its inverse. With
   // `bwt` (kMaxBlockBytes bytes), the vector goes there for another station to invert,

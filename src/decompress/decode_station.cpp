@@ -37,11 +37,12 @@ void expand(DecodeTask& t, const uint8_t* text, size_t n, PagePool& pool, uint8_
 // The decoder's work memory is the pages that then take the output.
 void invert_and_expand(DecodeTask& t, BlockDecoder& dec, PagePool& pool, uint8_t* scratch) {
   uint8_t* work[BlockDecoder::kWorkPages];
-  for (auto& w : work) {
+  const size_t pages = BlockDecoder::work_pages(dec.block_bytes());
+  for (size_t i = 0; i < pages; i++) {
     t.out.push_back(pool.take());
-    w = t.out.back().get();
+    work[i] = t.out.back().get();
   }
-  dec.invert(work);
+  dec.invert({work, pages});
   expand(t, dec.text().data(), dec.text().size(), pool, scratch);
 }
 
