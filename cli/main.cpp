@@ -1,6 +1,8 @@
 // gpbzip2: the program. It behaves as bzip2 1.0.8 does (flags, file names, messages, exit
 // codes); the library does the compressing and decompressing.
 #include <malloc.h>
+#include <pthread.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -39,6 +41,26 @@ int run(const Options& o) {
   return end_run();
 }
 
+// Under an address-space limit (ulimit -v) what is reserved counts as much as what is
+// used, so the limit holds more stations (address_space_thread_limit) with:
+// - one malloc arena: each other one reserves 64 MiB;
+// - 1 MiB thread stacks instead of RLIMIT_STACK's (usually 8 MiB): the threads use a few
+//   KB (the test suite passes with 256 KiB).
+// Without a limit nothing changes, the GPU driver's threads included.
+void fit_address_space_limit() {
+  constexpr size_t kStack = size_t(1) << 20;
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return;
+  mallopt(M_ARENA_MAX, 1);
+  pthread_attr_t attr;
+  if (pthread_getattr_default_np(&attr) != 0) return;
+  size_t stack = 0;
+  if (pthread_attr_getstacksize(&attr, &stack) == 0 && stack > kStack &&
+      pthread_attr_setstacksize(&attr, kStack) == 0)
+    pthread_setattr_default_np(&attr);
+  pthread_attr_destroy(&attr);
+}
+
 }  // namespace
 }  // namespace gpbzip2::cli
 
@@ -58,6 +80,7 @@ int main(int argc, char** argv) {
   // of eight costs 40-50 MB and some 0.03 s more to open (kernels/NOTES.md). Set before
   // any thread starts; a value the user set stays.
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "2", 0);
+  fit_address_space_limit();
   const char* slash = argc > 0 ? std::strrchr(argv[0], '/') : nullptr;
   set_program_name(argc > 0 ? (slash ? slash + 1 : argv[0]) : "gpbzip2");
   gpbzip2::exit_program(run(parse_command_line(argc, argv)));

@@ -1,10 +1,13 @@
 #include "cpu_count.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <thread>
 
@@ -65,6 +68,27 @@ int default_thread_count() {
               : int(std::thread::hardware_concurrency());
   if (const int quota = cgroup_cpu_limit(); quota > 0) n = std::min(n, quota);
   return std::max(1, n);
+}
+
+int address_space_thread_limit(uint64_t per_thread, uint64_t reserve) {
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return INT_MAX;
+  // Mapped now: the first field of /proc/self/statm, in pages.
+  unsigned long long pages = 0;
+  if (std::sscanf(read_small_file("/proc/self/statm").c_str(), "%llu", &pages) != 1)
+    return INT_MAX;
+  const uint64_t mapped = pages * uint64_t(sysconf(_SC_PAGESIZE));
+  // A new thread's stack: the default its attributes give (RLIMIT_STACK's, unless the
+  // program set another), and a guard page.
+  size_t stack = 8 << 20;
+  pthread_attr_t attr;
+  if (pthread_getattr_default_np(&attr) == 0) {
+    pthread_attr_getstacksize(&attr, &stack);
+    pthread_attr_destroy(&attr);
+  }
+  const uint64_t limit = as.rlim_cur, need = mapped + reserve;
+  if (limit <= need) return 1;
+  return int(std::clamp<uint64_t>((limit - need) / (per_thread + stack + 4096), 1, INT_MAX));
 }
 
 }  // namespace gpbzip2

@@ -1,5 +1,7 @@
-// How many CPUs the process may use, for the default thread count.
+// How many threads to run: the CPUs the process may use (the default thread count), and
+// the threads an address-space limit can hold.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace gpbzip2 {
@@ -9,5 +11,11 @@ namespace gpbzip2 {
 // paths are parameters so that a test can give a tree of its own.
 int cgroup_cpu_limit(const std::string& proc_self_cgroup = "/proc/self/cgroup",
                      const std::string& cgroup_root = "/sys/fs/cgroup");
+
+// How many threads, each mapping `per_thread` bytes besides its stack, fit under the
+// process's address-space limit (ulimit -v, RLIMIT_AS) beside what it maps already and
+// `reserve` bytes more; at least 1, and INT_MAX where no limit is set. bzip2 runs in a few
+// MB, so a limit that holds one station must not fail a run for want of a sixteenth.
+int address_space_thread_limit(uint64_t per_thread, uint64_t reserve);
 
 }  // namespace gpbzip2

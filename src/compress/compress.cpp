@@ -6,6 +6,7 @@
 
 #include "block_reader.h"
 #include "cpu_station.h"
+#include "common/cpu_count.h"
 #include "common/format.h"
 #include "gpbzip2.h"
 #include "common/gpu.h"
@@ -54,6 +55,18 @@ CompressTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptio
   return totals;
 }
 
+// The threads asked for, or one a usable CPU, as many as an address-space limit holds: a
+// station maps about 8 bytes a block byte and 1.5 MB besides its stack (the sort's arrays
+// in huge pages, its share of the blocks in flight, its coder), the reader and writer 4
+// and 8 MB. Under ulimit -v on a 2-core Xeon VM, -9 needed 16 MB and 8 more a station, -1
+// 12 and 3 (1 MiB stacks).
+int station_count(const CompressOptions& opts) {
+  const int wanted = opts.threads > 0 ? opts.threads : default_thread_count();
+  const uint64_t block = uint64_t(format::block_limit(opts.level));
+  return std::min(wanted, address_space_thread_limit(8 * block + (uint64_t(3) << 19),
+                                                     4 * block + (uint64_t(8) << 20)));
+}
+
 }  // namespace
 
 CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
@@ -65,7 +78,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // GpuMode::On sorts on the GPU whatever the size.
   if (reader.at_end() && opts.gpu != GpuMode::On) return compress_alone(job, more, out, opts);
 
-  const int threads = opts.threads > 0 ? opts.threads : default_thread_count();
+  const int threads = station_count(opts);
   // GPU stations raise the bounds by their batch capacity once found.
   const size_t max_uncoded = size_t(2 * threads + 2);
   WorkQueue queue(max_uncoded, threads);

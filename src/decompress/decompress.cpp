@@ -19,6 +19,7 @@
 #include "block_scanner.h"
 #include "common/bit_reader.h"
 #include "common/byte_vector.h"
+#include "common/cpu_count.h"
 #include "common/crc32.h"
 #include "common/format.h"
 #include "common/gpu.h"
@@ -104,6 +105,15 @@ constexpr double kCpuBytesPerSecondPerThread = 13e6;
 // enough, and each block held costs its output's memory.
 size_t blocks_in_flight(int threads) { return threads == 1 ? 2 : 2 * size_t(threads) + 2; }
 
+// The threads asked for, or one a usable CPU, as many as an address-space limit holds: a
+// station maps up to 12 MB besides its stack whatever the level (the decoder's array, its
+// work pages, its share of the input window and of the blocks in flight). Under ulimit -v
+// on a 2-core Xeon VM one station needed 22 MB, each more 11 (1 MiB stacks).
+int station_count(const DecompressOptions& opts) {
+  const int wanted = opts.threads > 0 ? opts.threads : default_thread_count();
+  return std::min(wanted, address_space_thread_limit(uint64_t(12) << 20, uint64_t(16) << 20));
+}
+
 uint64_t gpu_after(const DecompressOptions& opts, int threads) {
   const auto worth = uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
   if (opts.gpu == GpuMode::On) return 0;
@@ -117,7 +127,7 @@ class Decompressor {
   Decompressor(Source& in, Sink* out, const DecompressOptions& opts)
       : out_(out),
         opts_(opts),
-        threads_(opts.threads > 0 ? opts.threads : default_thread_count()),
+        threads_(station_count(opts)),
         queue_(blocks_in_flight(threads_)),
         window_(in, window_bytes(0)),
         gpu_after_(gpu_after(opts, threads_)),
@@ -222,9 +232,11 @@ class Decompressor {
   }
 
   // The input window's size for the blocks in flight: live input, and a quarter as much
-  // dead before it is dropped. The GPU's share is reserved only once it opens: reserved
-  // from the start it was some 330 MB of address space for any input, and where that is
-  // limited (ulimit -v, as batch schedulers set) a 1 kB file failed to decompress.
+  // dead before it is dropped. The GPU's share is reserved only once a GPU is found:
+  // reserved from the start it was some 330 MB of address space for any input, and where
+  // that is limited (ulimit -v, as batch schedulers set) a 1 kB file failed to decompress;
+  // reserved when the GPU was looked for, a CPU-only build failed there on inputs of over
+  // 17 MB.
   size_t window_bytes(size_t gpu_blocks) const {
     return 5 * ((queue_.max_in_flight() + gpu_blocks) * kReadAheadPerBlock + kMaxBlockSpan +
                 kReadChunk) / 4 + kDiscardStep;
@@ -272,10 +284,14 @@ class Decompressor {
     if (stations_.size() < size_t(threads_)) start_station();
     if (!gpu_started_ && (opts_.gpu == GpuMode::On || window_.end() >= gpu_after_)) {
       gpu_started_ = true;
-      window_.expect(window_bytes(kGpuBlocksInFlight));
       GpuStations gpu = start_gpu_decode_stations(queue_, opts_);
       gpu_stations_ = std::move(gpu.threads);
       must_open_ = std::move(gpu.must_open);
+    }
+    // Once a GPU is found, before its lanes open (which takes a while).
+    if (!gpu_window_ && queue_.gpu_found()) {
+      gpu_window_ = true;
+      window_.expect(window_bytes(kGpuBlocksInFlight));
     }
   }
 
@@ -398,6 +414,7 @@ class Decompressor {
   InputWindow window_;
   uint64_t gpu_after_;  // input bytes read before a GPU station opens
   bool gpu_started_ = false;
+  bool gpu_window_ = false;  // the window holds room for the GPU's blocks
   std::shared_ptr<GpuGate> must_open_;  // GpuMode::On until a lane has opened
   std::vector<std::thread> stations_, gpu_stations_;
   PagePool pages_;

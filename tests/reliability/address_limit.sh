@@ -1,9 +1,10 @@
 # Under an address-space limit (ulimit -v, as batch schedulers and some shared hosts set):
 # bzip2 runs in a few MB, so a small file or two threads must work here too; a thread
-# count the limit cannot hold runs with the threads it can have, or fails as bzip2 does
-# when memory runs out (exit 1, "couldn't allocate enough memory", no partial output, the
-# input kept), never by a signal. Skipped where the binary cannot start under a limit at
-# all (sanitizer builds map terabytes of shadow memory).
+# count the limit cannot hold runs with the threads it can have; a limit too small for
+# one fails as bzip2 does when memory runs out (exit 1, "couldn't allocate enough
+# memory", no partial output, the input kept), never by a signal. Skipped where the
+# binary cannot start under a limit at all (sanitizer builds map terabytes of shadow
+# memory).
 source "$(dirname "$0")/common.bash" "$@"
 
 limited() {  # KB CMD...: CMD under an address-space limit of KB
@@ -28,21 +29,36 @@ cmp -s out.bz2 ref.bz2 || fail "-n2 under 150 MB: output differs from bzip2's"
 limited 150000 "$bin" -d -n2 -c ref.bz2 > out || fail "-n2 decompression failed under 150 MB"
 cmp -s out in || fail "-n2 under 150 MB: decompressed output differs"
 
-# 64 threads' stacks alone pass 300 MB.
-for args in "-1 -k -n64 in" "-d -k -n64 packed.bz2"; do
-  cp ref.bz2 packed.bz2
-  rm -f in.bz2 packed
-  limited 300000 "$bin" $args 2> err
-  st=$?
-  out=$([ "${args:0:2}" = "-d" ] && echo packed || echo in.bz2)
-  if [ "$st" -eq 0 ]; then
-    [ "${args:0:2}" = "-d" ] && { cmp -s packed in || fail "$args: output differs"; }
-    [ "${args:0:2}" = "-1" ] && { cmp -s in.bz2 ref.bz2 || fail "$args: output differs"; }
-  else
-    [ "$st" -eq 1 ] || fail "$args under 300 MB: exit $st ($(head -c 200 err))"
-    grep -q "couldn't allocate enough memory" err || fail "$args: no out-of-memory message"
-    require_absent "$out"
-  fi
-  require_intact in "$s_in"
+# More threads than the limit holds (64 stacks of 8 MiB alone pass 300 MB): the run
+# takes the stations that fit, whatever -n asks. A 20 MB file is 23 blocks at -9, over
+# 17 MB compressed (the size from which a CPU-only build once reserved room for a GPU's
+# blocks), and needs about 16 MB and 8 more a station: 64 MB holds a few.
+"$gen" text 20000000 6 > big
+bzip2 -9 < big > big_ref.bz2
+s_big=$(sum big)
+for limit in 64000 300000; do
+  for args in "-1 -k -n64 in" "-d -k -n64 packed.bz2" "-9 -k -n64 big" "-d -k -n64 big_ref.bz2"; do
+    cp ref.bz2 packed.bz2
+    rm -f in.bz2 packed big.bz2 big_ref
+    limited "$limit" "$bin" $args 2> err || fail "$args under $((limit / 1000)) MB: exit $? ($(head -c 200 err))"
+    case $args in
+      -1*) cmp -s in.bz2 ref.bz2 || fail "$args: output differs from bzip2's" ;;
+      -9*) cmp -s big.bz2 big_ref.bz2 || fail "$args: output differs from bzip2's" ;;
+      *packed*) cmp -s packed in || fail "$args: output differs" ;;
+      *) cmp -s big_ref big || fail "$args: output differs" ;;
+    esac
+  done
 done
+require_intact in "$s_in"
+require_intact big "$s_big"
+
+# Under a limit that holds no station, memory runs out as in bzip2 (exit 1, the message,
+# no partial output, the input kept).
+rm -f big.bz2
+limited 12000 "$bin" -9 -k big 2> err
+st=$?
+[ "$st" -eq 1 ] || fail "-9 under 12 MB: exit $st ($(head -c 200 err))"
+grep -q "couldn't allocate enough memory" err || fail "-9 under 12 MB: no out-of-memory message"
+require_absent big.bz2
+require_intact big "$s_big"
 echo "address limit: OK"
