@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <numeric>
 
 #include "common/error.h"
@@ -132,6 +133,14 @@ void sort_rotations_by_doubling(const uint8_t* w, int32_t n, int32_t* sa,
   }
 }
 
+// libdivsufsort's suffix array of t[0..n). It returns -2 where it cannot allocate its
+// bucket arrays (257 KB): memory has run out (ulimit -v), not a bug.
+void sort_suffixes(const uint8_t* t, int32_t* sa, int32_t n) {
+  const int rc = divsufsort(t, sa, n);
+  if (rc == -2) throw std::bad_alloc();
+  if (rc != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
+}
+
 // Where the spare values start, and the bytes `sa` holds for a block of n.
 size_t spare_offset(int32_t n) { return (size_t(n) + 15) & ~size_t(15); }
 size_t scratch_bytes(int32_t n) {
@@ -162,8 +171,8 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
     std::memcpy(w + (n - shift), t, size_t(shift));
     if (n <= kDoublingMax)
       sort_rotations_by_doubling(w, n, sa, ws.aux);
-    else if (divsufsort(w, sa, n) != 0)
-      throw Error(ErrorKind::Internal, "divsufsort failed");
+    else
+      sort_suffixes(w, sa, n);
     const int32_t zero = (n - shift) % n;
     uint32_t orig_ptr = 0;
     for (int32_t r = 0; r < n; r++) {
@@ -202,7 +211,7 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
     i += len;
     from = 0;
   }
-  if (divsufsort(w, sa, p) != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
+  sort_suffixes(w, sa, p);
   // The bucket that bzip2's fallback order is followed on fits past u's rotations.
   const size_t spare_start = (4 * size_t(p) + 7) & ~size_t(7);
   const uint32_t orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux,

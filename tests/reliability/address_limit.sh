@@ -53,12 +53,20 @@ require_intact in "$s_in"
 require_intact big "$s_big"
 
 # Under a limit that holds no station, memory runs out as in bzip2 (exit 1, the message,
-# no partial output, the input kept).
-rm -f big.bz2
-limited 12000 "$bin" -9 -k big 2> err
-st=$?
-[ "$st" -eq 1 ] || fail "-9 under 12 MB: exit $st ($(head -c 200 err))"
-grep -q "couldn't allocate enough memory" err || fail "-9 under 12 MB: no out-of-memory message"
-require_absent big.bz2
+# no partial output, the input kept); around the least that holds one, whichever
+# allocation fails first (libdivsufsort's own once said "internal error", exit 3).
+for limit in 12000 20000 22000 23000; do
+  rm -f big.bz2
+  limited "$limit" "$bin" -9 -k big 2> err
+  st=$?
+  if [ "$st" -eq 0 ]; then
+    cmp -s big.bz2 big_ref.bz2 || fail "-9 under $((limit / 1000)) MB: output differs from bzip2's"
+    continue
+  fi
+  [ "$st" -eq 1 ] || fail "-9 under $((limit / 1000)) MB: exit $st ($(head -c 200 err))"
+  grep -q "couldn't allocate enough memory" err ||
+    fail "-9 under $((limit / 1000)) MB: no out-of-memory message"
+  require_absent big.bz2
+done
 require_intact big "$s_big"
 echo "address limit: OK"
