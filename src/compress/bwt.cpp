@@ -10,6 +10,9 @@
 // the Lyndon word u of v's rotations: u alone is sorted, each of its rotations standing for
 // k equal ones. Those share their last byte, so only origPtr depends on how they are
 // ordered, and bwt_periodic.cpp gives bzip2's choice.
+//
+// A block cut from a periodic text at a length its period does not divide ("ab" repeated,
+// cut at an odd length) is first of all: its order follows from its period's rotations.
 #include "bwt.h"
 #include "bwt_periodic.h"
 
@@ -20,6 +23,7 @@
 #include <cstring>
 #include <new>
 #include <numeric>
+#include <utility>
 
 #include "common/error.h"
 
@@ -133,12 +137,122 @@ void sort_rotations_by_doubling(const uint8_t* w, int32_t n, int32_t* sa,
   }
 }
 
+// A block cut from a periodic text at a length that is not a multiple of the period (a
+// pattern repeated, `ab` cut at an odd length): t = U[0..n) for U = u repeated, |u| = p,
+// 2p <= n, p not dividing n. libdivsufsort sorts its tandem repeats in O(n log n) and
+// lbzip2 no faster; their order follows from u's rotations instead. Rotation z reads
+// U[z..n) then U[0..z); after U[z..n) the text would go on with U[n..] = U[q..] (q = n mod
+// p) and reads U[0..] instead, which differs after L = lcp(U[q..], U[0..]) < p bytes
+// (u is primitive, p being the least period). So rotation z follows U from z for
+// n - z + L bytes, then turns up where U[L] > U[q + L], down otherwise:
+// - two rotations at the same offset mod p part where the later one turns, in the same
+//   direction whichever they are: ordered by z, ascending where the turn is up;
+// - two at different offsets differ where u's rotations do, within p bytes, before either
+//   turns unless one starts in the last p - L bytes: those "tails" (under p of them) are
+//   placed by comparisons; the rest is u's rotation order, each expanded by its offsets.
+// Tried where p is at most this: the tails' comparisons take O(p^2 log n).
+constexpr int32_t kCutPeriodMax = 4096;
+
+// The least period p <= kCutPeriodMax of t with 2p <= n and p not dividing n, or 0. Only
+// the first p at which t's first 64 bytes recur is checked (whole), so one pass at most.
+int32_t cut_period(const uint8_t* t, int32_t n) {
+  const int32_t most = std::min(kCutPeriodMax, n / 2);
+  for (int32_t d = 1; d <= most; d++) {
+    const void* at = std::memchr(t + d, t[0], size_t(most + 1 - d));
+    if (!at) return 0;
+    d = int32_t(static_cast<const uint8_t*>(at) - t);
+    const int32_t probe = std::min(64, n - d);
+    if (std::memcmp(t, t + d, size_t(probe)) != 0) continue;
+    const bool period = std::memcmp(t + probe, t + d + probe, size_t(n - d - probe)) == 0;
+    return period && n % d != 0 ? d : 0;
+  }
+  return 0;
+}
+
+// Whether rotation x of the cut block t (period p) is less than rotation y: piece by piece
+// of U, where pieces at equal offsets mod p are equal and others differ within p bytes,
+// read from t[0..2p).
+bool cut_rotation_less(const uint8_t* t, int32_t n, int32_t p, int32_t x, int32_t y) {
+  int32_t ox = x, rx = n - x, oy = y, ry = n - y;  // offset in U, bytes left of the piece
+  for (int32_t done = 0; done < n;) {
+    const int32_t m = std::min(rx, ry);
+    const int32_t a = ox % p, b = oy % p;
+    if (a != b) {
+      const int32_t l = common_prefix(t + a, t + b, p);
+      if (l < m) return t[a + l] < t[b + l];
+    }
+    done += m;
+    ox += m, rx -= m, oy += m, ry -= m;
+    if (rx == 0) ox = 0, rx = x;
+    if (ry == 0) oy = 0, ry = y;
+  }
+  return false;
+}
+
+// The rotations of the cut block t (period p) in order, into sa[0..n).
+void sort_cut_periodic(const uint8_t* t, int32_t n, int32_t p, int32_t* sa,
+                       std::vector<int32_t>& aux) {
+  const int32_t q = n % p;
+  const int32_t turn = common_prefix(t, t + q, p);
+  if (turn >= p) throw Error(ErrorKind::Internal, "BWT: cut block with a non-primitive period");
+  const bool ascending = t[turn] > t[q + turn];
+  const int32_t tail_from = n - p + turn + 1, tails = n - tail_from;
+  // u's rotations (u primitive, so distinct) by doubling, kept past its scratch.
+  sort_rotations_by_doubling(t, p, sa, aux);
+  std::vector<int32_t> u_order(sa, sa + p);
+  // The others from sa[tails] on: u's order, each offset's positions by z.
+  int32_t* out = sa + tails;
+  for (const int32_t c : u_order) {
+    const int32_t last = c + (tail_from - 1 - c) / p * p;  // c < p < tail_from
+    if (ascending)
+      for (int32_t z = c; z <= last; z += p) *out++ = z;
+    else
+      for (int32_t z = last; z >= c; z -= p) *out++ = z;
+  }
+  // Each tail's place among them, then the tails in order of place and of each other.
+  const int32_t* const main = sa + tails;
+  const int32_t main_count = n - tails;
+  std::vector<std::pair<int32_t, int32_t>> placed;  // (place, rotation)
+  placed.reserve(size_t(tails));
+  for (int32_t x = tail_from; x < n; x++) {
+    const int32_t place = int32_t(
+        std::upper_bound(main, main + main_count, x,
+                         [&](int32_t a, int32_t b) { return cut_rotation_less(t, n, p, a, b); }) -
+        main);
+    placed.push_back({place, x});
+  }
+  std::sort(placed.begin(), placed.end(), [&](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : cut_rotation_less(t, n, p, a.second, b.second);
+  });
+  // Merged from the front: what is written never passes what is still to be read.
+  int32_t o = 0, m = tails;
+  for (const auto& [place, x] : placed) {
+    while (m - tails < place) sa[o++] = sa[m++];
+    sa[o++] = x;
+  }
+  while (m < n) sa[o++] = sa[m++];
+}
+
 // libdivsufsort's suffix array of t[0..n). It returns -2 where it cannot allocate its
 // bucket arrays (257 KB): memory has run out (ulimit -v), not a bug.
 void sort_suffixes(const uint8_t* t, int32_t* sa, int32_t n) {
   const int rc = divsufsort(t, sa, n);
   if (rc == -2) throw std::bad_alloc();
   if (rc != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
+}
+
+// The last column of the rotations of s listed in sa[0..n), written over sa as it is read
+// (byte r lies in sa[r / 4], read by then), and where rotation `first` (t's rotation 0)
+// is among them.
+BwtView last_column(const uint8_t* s, int32_t n, int32_t* sa, int32_t first) {
+  uint8_t* const last = reinterpret_cast<uint8_t*>(sa);
+  uint32_t orig_ptr = 0;
+  for (int32_t r = 0; r < n; r++) {
+    const int32_t x = sa[r];
+    if (x == first) orig_ptr = uint32_t(r);
+    last[r] = s[(x == 0 ? n : x) - 1];
+  }
+  return {last, orig_ptr};
 }
 
 // Where the spare values start, and the bytes `sa` holds for a block of n.
@@ -155,8 +269,12 @@ uint16_t* BwtWorkspace::spare(int32_t n) {
 }
 
 BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
-  // The last column is written over the rotations as they are read: byte r lies in
-  // sa[r / 4], which has been read by then.
+  if (const int32_t p = cut_period(t, n); p > 0) {
+    resize_scratch(ws.sa, scratch_bytes(n));
+    int32_t* const sa = reinterpret_cast<int32_t*>(ws.sa.data());
+    sort_cut_periodic(t, n, p, sa, ws.aux);
+    return last_column(t, n, sa, 0);
+  }
   const LeastRotation least = n > 0 ? least_rotation(t, n) : LeastRotation{0, false, 0};
   const int32_t shift = least.start;
   // Past the arrays, `sa` holds the least rotation of a block that is not periodic.
@@ -173,14 +291,7 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
       sort_rotations_by_doubling(w, n, sa, ws.aux);
     else
       sort_suffixes(w, sa, n);
-    const int32_t zero = (n - shift) % n;
-    uint32_t orig_ptr = 0;
-    for (int32_t r = 0; r < n; r++) {
-      const int32_t x = sa[r];
-      if (x == zero) orig_ptr = uint32_t(r);
-      last[r] = w[(x == 0 ? n : x) - 1];
-    }
-    return {last, orig_ptr};
+    return last_column(w, n, sa, (n - shift) % n);
   }
   const int32_t p = lyndon_period(t, n, shift, least.distance);
   if (bzip2_main_sort_may_finish(t, n, p)) {

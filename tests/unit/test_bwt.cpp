@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <string>
@@ -103,6 +104,49 @@ TEST_CASE("BWT when the block's end repeats earlier text", "[bwt]") {
   std::vector<uint8_t> t = random_bytes(rng, 1000, 4);
   for (int i = 0; i < 1000; i++) t.insert(t.end(), {0, 0, 0, 0, 251});
   require_matches_naive(t);
+}
+
+TEST_CASE("BWT of blocks cut from a periodic text at a length the period does not divide",
+          "[bwt]") {
+  // Rotations compared whole on the block twice (memcmp): their common prefixes are long.
+  auto require_matches_doubled = [](const std::vector<uint8_t>& t) {
+    const size_t n = t.size();
+    std::vector<uint8_t> tt(t);
+    tt.insert(tt.end(), t.begin(), t.end());
+    std::vector<int32_t> sa(n);
+    std::iota(sa.begin(), sa.end(), 0);
+    std::sort(sa.begin(), sa.end(),
+              [&](int32_t a, int32_t b) { return std::memcmp(&tt[size_t(a)], &tt[size_t(b)], n) < 0; });
+    gpbzip2::BwtWorkspace ws;
+    gpbzip2::BwtResult got;
+    gpbzip2::bwt_forward(t.data(), int32_t(n), ws, got);
+    std::vector<uint8_t> last(n);
+    uint32_t orig = 0;
+    for (size_t r = 0; r < n; r++) {
+      last[r] = tt[size_t(sa[r]) + n - 1];
+      if (sa[r] == 0) orig = uint32_t(r);
+    }
+    REQUIRE(got.last == last);
+    REQUIRE(got.orig_ptr == orig);
+  };
+  std::mt19937 rng(11);
+  // Periods, copies and cut points of every kind: 2 copies and many, a cut one byte past a
+  // copy and one short of the next, u starting anywhere in the text; and the largest
+  // period the sort takes, and one past it.
+  for (int alphabet : {2, 3, 26})
+    for (size_t p : {2, 3, 7, 64, 101, 1000, 4096, 4097}) {
+      std::vector<uint8_t> u;
+      do u = random_bytes(rng, p, alphabet);
+      while (is_periodic(u));
+      for (size_t n : {2 * p + 1, 3 * p - 1, 7 * p + p / 2, 9000 / p * p + 1}) {
+        if (n < 2 * p || n % p == 0) continue;
+        const size_t start = rng() % p;
+        std::vector<uint8_t> t(n);
+        for (size_t i = 0; i < n; i++) t[i] = u[(start + i) % p];
+        INFO("alphabet " << alphabet << " p " << p << " n " << n << " start " << start);
+        require_matches_doubled(t);
+      }
+    }
 }
 
 TEST_CASE("BWT of Fibonacci and Thue-Morse words and their cuts", "[bwt]") {
