@@ -336,6 +336,8 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
   return {last, orig_ptr};
 }
 
+bool orders_by_period(const uint8_t* block, int32_t n) { return cut_period(block, n) > 0; }
+
 void bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, BwtResult& out) {
   const BwtView v = bwt_forward(t, n, ws);
   out.last.assign(v.last, v.last + n);

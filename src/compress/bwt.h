@@ -45,6 +45,11 @@ struct BwtView {
 // repeated) are ordered as bzip2 orders them, so origPtr matches too.
 BwtView bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws);
 
+// Whether bwt_forward orders block[0..n) from its period, without sorting (a pattern
+// repeated and cut at a length it does not divide): a search of the first 4 kB and at most
+// one pass over the block.
+bool orders_by_period(const uint8_t* block, int32_t n);
+
 // The same, copied out (tests and the GPU station's comparisons).
 void bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws, BwtResult& out);
 
