@@ -75,8 +75,14 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
         queue.recycle(std::move(scratch));
       }
       if (job->prepare_only) {
-        queue.prepared(std::move(*job));
-        continue;
+        // A block ordered from its period takes a CPU a few ms, a GPU some 18 doubling
+        // rounds: it stays here.
+        const std::span<const uint8_t> text = job->text();
+        if (!orders_by_period(text.data(), int32_t(text.size()))) {
+          queue.prepared(std::move(*job));
+          continue;
+        }
+        queue.kept(*job);
       }
       queue.deliver(compressor.compress(*job));
       queue.recycle(std::move(job->raw.buffer));

@@ -118,6 +118,13 @@ void WorkQueue::prepared(Job job) {
   if (!gpus_present()) cpu_cv_.notify_one();
 }
 
+void WorkQueue::kept(const Job& job) {
+  std::lock_guard lk(mu_);
+  preparing_--;
+  unsorted_bytes_ -= job.raw.rle_bytes;
+  notify_gpus();  // none coming may now make a partial batch go
+}
+
 bool WorkQueue::gpu_stations_open() {
   std::lock_guard lk(mu_);
   return gpus_active_ > 0;

@@ -73,6 +73,9 @@ class WorkQueue {
   std::optional<Job> pop_for_cpu();
   // A job popped with prepare_only, now prepared: it waits for a sorter.
   void prepared(Job job);
+  // Or the CPU that prepared it compresses it whole after all (the GPUs would sort it
+  // slower: bwt.h's orders_by_period), and delivers it.
+  void kept(const Job& job);
 
   // GPU stations. Once GPUs are found, the bounds grow by the blocks their batches hold,
   // so that the reader fills batches while the GPUs open and keeps ahead of them after
