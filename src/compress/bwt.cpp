@@ -197,7 +197,7 @@ void sort_cut_periodic(const uint8_t* t, int32_t n, int32_t p, int32_t* sa,
   if (turn >= p) throw Error(ErrorKind::Internal, "BWT: cut block with a non-primitive period");
   const bool ascending = t[turn] > t[q + turn];
   const int32_t tail_from = n - p + turn + 1, tails = n - tail_from;
-  // u's rotations (u primitive, so distinct) by doubling, kept past its scratch.
+  // u's rotations (u primitive, so distinct) by doubling, copied out of sa for what follows.
   sort_rotations_by_doubling(t, p, sa, aux);
   std::vector<int32_t> u_order(sa, sa + p);
   // The others from sa[tails] on: u's order, each offset's positions by z.

@@ -115,8 +115,9 @@ TEST_CASE("BWT of blocks cut from a periodic text at a length the period does no
     tt.insert(tt.end(), t.begin(), t.end());
     std::vector<int32_t> sa(n);
     std::iota(sa.begin(), sa.end(), 0);
-    std::sort(sa.begin(), sa.end(),
-              [&](int32_t a, int32_t b) { return std::memcmp(&tt[size_t(a)], &tt[size_t(b)], n) < 0; });
+    std::sort(sa.begin(), sa.end(), [&](int32_t a, int32_t b) {
+      return std::memcmp(&tt[size_t(a)], &tt[size_t(b)], n) < 0;
+    });
     gpbzip2::BwtWorkspace ws;
     gpbzip2::BwtResult got;
     gpbzip2::bwt_forward(t.data(), int32_t(n), ws, got);
