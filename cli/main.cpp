@@ -42,7 +42,7 @@ int run(const Options& o) {
 }
 
 // Under an address-space limit (ulimit -v) what is reserved counts as much as what is
-// used, so the limit holds more stations (address_space_thread_limit) with:
+// used, so the limit holds more stations (station_count) with:
 // - one malloc arena: each other one reserves 64 MiB;
 // - 1 MiB thread stacks instead of RLIMIT_STACK's (usually 8 MiB): the threads use a few
 //   KB (the test suite passes with 256 KiB).

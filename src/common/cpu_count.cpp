@@ -70,6 +70,10 @@ int default_thread_count() {
   return std::max(1, n);
 }
 
+namespace {
+
+// How many threads of per_thread bytes besides their stacks the address-space limit holds
+// beside `reserve` more bytes: at least 1, INT_MAX where no limit is set.
 int address_space_thread_limit(uint64_t per_thread, uint64_t reserve) {
   rlimit as{};
   if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return INT_MAX;
@@ -89,6 +93,13 @@ int address_space_thread_limit(uint64_t per_thread, uint64_t reserve) {
   const uint64_t limit = as.rlim_cur, need = mapped + reserve;
   if (limit <= need) return 1;
   return int(std::clamp<uint64_t>((limit - need) / (per_thread + stack + 4096), 1, INT_MAX));
+}
+
+}  // namespace
+
+int station_count(int asked, uint64_t per_thread, uint64_t reserve) {
+  const int wanted = asked > 0 ? asked : default_thread_count();
+  return std::min(wanted, address_space_thread_limit(per_thread, reserve));
 }
 
 }  // namespace gpbzip2

@@ -12,10 +12,11 @@ namespace gpbzip2 {
 int cgroup_cpu_limit(const std::string& proc_self_cgroup = "/proc/self/cgroup",
                      const std::string& cgroup_root = "/sys/fs/cgroup");
 
-// How many threads, each mapping `per_thread` bytes besides its stack, fit under the
-// process's address-space limit (ulimit -v, RLIMIT_AS) beside what it maps already and
-// `reserve` bytes more; at least 1, and INT_MAX where no limit is set. bzip2 runs in a few
-// MB, so a limit that holds one station must not fail a run for want of a sixteenth.
-int address_space_thread_limit(uint64_t per_thread, uint64_t reserve);
+// The stations to run: `asked` (-n), or default_thread_count() where 0, but no more than
+// fit under the process's address-space limit (ulimit -v, RLIMIT_AS), each mapping
+// `per_thread` bytes besides its stack, beside what the process maps already and `reserve`
+// bytes more; at least 1. bzip2 runs in a few MB, so a limit that holds one station must
+// not fail a run for want of a sixteenth.
+int station_count(int asked, uint64_t per_thread, uint64_t reserve);
 
 }  // namespace gpbzip2

@@ -301,16 +301,8 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws) {
     text[0] = t[n - 1];
     std::memcpy(text + 1, t, size_t(n));
     std::memcpy(text + 1 + n, t, size_t(n));
-    if (bzip2_main_sort(text + 1, n, p, sa)) {
-      // Where bzip2's main sort finishes, it is the whole BWT: text[x] = t[x - 1].
-      uint32_t orig_ptr = 0;
-      for (int32_t r = 0; r < n; r++) {
-        const int32_t x = sa[r];
-        if (x == 0) orig_ptr = uint32_t(r);
-        last[r] = text[x];
-      }
-      return {last, orig_ptr};
-    }
+    // Where bzip2's main sort finishes, it is the whole BWT.
+    if (bzip2_main_sort(text + 1, n, p, sa)) return last_column(t, n, sa, 0);
   }
   // u twice from the least rotation w = u^k, after w[-1] = w[n-1]: what the sort of u and
   // bzip2's fallback order read (the block itself only at its first byte's positions).

@@ -56,16 +56,14 @@ CompressTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptio
   return totals;
 }
 
-// The threads asked for, or one a usable CPU, as many as an address-space limit holds: a
-// station maps about 8 bytes a block byte and 1.5 MB besides its stack (the sort's arrays
-// in huge pages, its share of the blocks in flight, its coder), the reader and writer 4
-// and 8 MB. Under ulimit -v on a 2-core Xeon VM, -9 needed 16 MB and 8 more a station, -1
-// 12 and 3 (1 MiB stacks).
-int station_count(const CompressOptions& opts) {
-  const int wanted = opts.threads > 0 ? opts.threads : default_thread_count();
+// Address space for station_count: a station maps about 8 bytes a block byte and 1.5 MB
+// besides its stack (the sort's arrays in huge pages, its share of the blocks in flight,
+// its coder), the reader and writer 4 block sizes and 8 MB. Under ulimit -v on a 2-core
+// Xeon VM, -9 needed 16 MB and 8 more a station, -1 12 and 3 (1 MiB stacks).
+int compress_stations(const CompressOptions& opts) {
   const uint64_t block = uint64_t(format::block_limit(opts.level));
-  return std::min(wanted, address_space_thread_limit(8 * block + (uint64_t(3) << 19),
-                                                     4 * block + (uint64_t(8) << 20)));
+  return station_count(opts.threads, 8 * block + (uint64_t(3) << 19),
+                       4 * block + (uint64_t(8) << 20));
 }
 
 }  // namespace
@@ -79,7 +77,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // GpuMode::On sorts on the GPU whatever the size.
   if (reader.at_end() && opts.gpu != GpuMode::On) return compress_alone(job, more, out, opts);
 
-  const int threads = station_count(opts);
+  const int threads = compress_stations(opts);
   // GPU stations raise the bounds by their batch capacity once found.
   const size_t max_uncoded = size_t(2 * threads + 2);
   WorkQueue queue(max_uncoded, threads);

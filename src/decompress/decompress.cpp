@@ -105,14 +105,12 @@ constexpr double kCpuBytesPerSecondPerThread = 13e6;
 // enough, and each block held costs its output's memory.
 size_t blocks_in_flight(int threads) { return threads == 1 ? 2 : 2 * size_t(threads) + 2; }
 
-// The threads asked for, or one a usable CPU, as many as an address-space limit holds: a
-// station maps up to 12 MB besides its stack whatever the level (the decoder's array, its
-// work pages, its share of the input window and of the blocks in flight). Under ulimit -v
-// on a 2-core Xeon VM one station needed 22 MB, each more 11 (1 MiB stacks).
-int station_count(const DecompressOptions& opts) {
-  const int wanted = opts.threads > 0 ? opts.threads : default_thread_count();
-  return std::min(wanted, address_space_thread_limit(uint64_t(12) << 20, uint64_t(16) << 20));
-}
+// Address space for station_count: a station maps up to 12 MB besides its stack whatever
+// the level (the decoder's array, its work pages, its share of the input window and of the
+// blocks in flight). Under ulimit -v on a 2-core Xeon VM one station needed 22 MB, each
+// more 11 (1 MiB stacks).
+constexpr uint64_t kStationAddressSpace = uint64_t(12) << 20;
+constexpr uint64_t kSharedAddressSpace = uint64_t(16) << 20;
 
 uint64_t gpu_after(const DecompressOptions& opts, int threads) {
   const auto worth = uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
@@ -127,7 +125,7 @@ class Decompressor {
   Decompressor(Source& in, Sink* out, const DecompressOptions& opts)
       : out_(out),
         opts_(opts),
-        threads_(station_count(opts)),
+        threads_(station_count(opts.threads, kStationAddressSpace, kSharedAddressSpace)),
         queue_(blocks_in_flight(threads_)),
         window_(in, window_bytes(0)),
         gpu_after_(gpu_after(opts, threads_)),
