@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "gpbzip2.h"
 
@@ -32,27 +35,107 @@ std::string read_small_file(const std::string& path) {
 
 }  // namespace
 
-int cgroup_cpu_limit(const std::string& proc_self_cgroup, const std::string& cgroup_root) {
-  const std::string cgroups = read_small_file(proc_self_cgroup);
-  std::string path;  // in the unified (v2) hierarchy: the line "0::PATH"
-  for (size_t at = 0; at < cgroups.size();) {
-    const size_t end = std::min(cgroups.find('\n', at), cgroups.size());
-    if (cgroups.compare(at, 3, "0::") == 0) path = cgroups.substr(at + 3, end - at - 3);
+namespace {
+
+std::vector<std::string> split(const std::string& text, char by) {
+  std::vector<std::string> out;
+  for (size_t at = 0;;) {
+    const size_t end = std::min(text.find(by, at), text.size());
+    out.push_back(text.substr(at, end - at));
+    if (end == text.size()) return out;
     at = end + 1;
   }
-  if (path.empty() || path[0] != '/') return 0;
-  int least = 0;
-  for (std::string dir = path;;) {
-    // "max PERIOD" or "QUOTA PERIOD", in microseconds.
-    const std::string max = read_small_file(cgroup_root + (dir == "/" ? "" : dir) + "/cpu.max");
-    long long quota = 0, period = 0;
-    if (std::sscanf(max.c_str(), "%lld %lld", &quota, &period) == 2 && quota > 0 && period > 0) {
-      const long long cpus = std::min<long long>((quota + period - 1) / period, 1 << 20);
-      if (least == 0 || cpus < least) least = int(cpus);
+}
+
+bool has_item(const std::string& list, const std::string& item) {
+  for (const std::string& s : split(list, ','))
+    if (s == item) return true;
+  return false;
+}
+
+// mountinfo writes a space, tab, newline or backslash in a path as \ and three octal digits.
+std::string unescape(const std::string& field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); i++) {
+    if (field[i] == '\\' && i + 3 < field.size()) {
+      out += char((field[i + 1] - '0') * 64 + (field[i + 2] - '0') * 8 + (field[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += field[i];
     }
-    if (dir == "/") break;
-    const size_t slash = dir.find_last_of('/');
-    dir = slash == 0 ? "/" : dir.substr(0, slash);
+  }
+  return out;
+}
+
+// Where a cgroup hierarchy is mounted: the cgroup the mount shows (its root in the
+// hierarchy; a container sees its own cgroup there) and the mount point.
+struct CgroupMount {
+  std::string root, point;
+};
+
+// The quota of one cgroup directory, in CPUs rounded up; 0 where none is set.
+// v2: cpu.max holds "QUOTA PERIOD" or "max PERIOD"; v1: cpu.cfs_quota_us (-1: none) and
+// cpu.cfs_period_us, in microseconds.
+long long quota_cpus(const std::string& dir, bool v2) {
+  long long quota = 0, period = 0;
+  if (v2) {
+    if (std::sscanf(read_small_file(dir + "/cpu.max").c_str(), "%lld %lld", &quota, &period) != 2)
+      return 0;
+  } else if (std::sscanf(read_small_file(dir + "/cpu.cfs_quota_us").c_str(), "%lld", &quota) != 1 ||
+             std::sscanf(read_small_file(dir + "/cpu.cfs_period_us").c_str(), "%lld", &period) != 1) {
+    return 0;
+  }
+  if (quota <= 0 || period <= 0) return 0;
+  return std::min<long long>((quota + period - 1) / period, 1 << 20);
+}
+
+// The least quota over the cgroup `path` of the hierarchy mounted at `m` and its
+// ancestors that the mount shows.
+int least_quota(const CgroupMount& m, const std::string& path, bool v2) {
+  // The cgroup's place under the mount point: its path less the mount's root. A path
+  // outside the root (a cgroup namespace shows "/") is the mount point itself.
+  std::string rel;
+  if (m.root == "/")
+    rel = path == "/" ? "" : path;
+  else if (path.compare(0, m.root.size(), m.root) == 0 &&
+           (path.size() == m.root.size() || path[m.root.size()] == '/'))
+    rel = path.substr(m.root.size());
+  int least = 0;
+  for (;;) {
+    const long long cpus = quota_cpus(m.point + rel, v2);
+    if (cpus > 0 && (least == 0 || cpus < least)) least = int(cpus);
+    if (rel.empty()) return least;
+    rel.resize(rel.find_last_of('/'));
+  }
+}
+
+}  // namespace
+
+int cgroup_cpu_limit(const std::string& proc_self_cgroup, const std::string& mountinfo) {
+  std::optional<CgroupMount> v2_mount, v1_mount;
+  // "ID PARENT MAJOR:MINOR ROOT POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS"
+  for (const std::string& line : split(read_small_file(mountinfo), '\n')) {
+    const std::vector<std::string> f = split(line, ' ');
+    size_t dash = 6;
+    while (dash < f.size() && f[dash] != "-") dash++;
+    if (dash + 3 >= f.size()) continue;
+    const CgroupMount m{unescape(f[3]), unescape(f[4])};
+    if (f[dash + 1] == "cgroup2" && !v2_mount) v2_mount = m;
+    if (f[dash + 1] == "cgroup" && has_item(f[dash + 3], "cpu") && !v1_mount) v1_mount = m;
+  }
+  // "0::PATH" for the unified (v2) hierarchy, "ID:CONTROLLERS:PATH" for v1 ones.
+  int least = 0;
+  for (const std::string& line : split(read_small_file(proc_self_cgroup), '\n')) {
+    const size_t a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (path.empty() || path[0] != '/') continue;
+    int cpus = 0;
+    if (line.compare(0, a, "0") == 0 && controllers.empty() && v2_mount)
+      cpus = least_quota(*v2_mount, path, true);
+    else if (has_item(controllers, "cpu") && v1_mount)
+      cpus = least_quota(*v1_mount, path, false);
+    if (cpus > 0 && (least == 0 || cpus < least)) least = cpus;
   }
   return least;
 }

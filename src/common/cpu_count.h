@@ -6,11 +6,13 @@
 
 namespace gpbzip2 {
 
-// The CPUs that the cgroup v2 CPU quotas of the process's cgroup and of its ancestors
-// allow (quota over period, rounded up; the least of them), or 0 where none is set. The
-// paths are parameters so that a test can give a tree of its own.
+// The CPUs that the CPU quotas of the process's cgroup and of its ancestors allow (quota
+// over period, rounded up; the least of them), or 0 where none is set: cgroup v2's
+// cpu.max, and v1's cpu.cfs_quota_us in the hierarchy with the cpu controller (older
+// hosts' containers), each found where mountinfo says it is mounted. The paths are
+// parameters so that a test can give files of its own.
 int cgroup_cpu_limit(const std::string& proc_self_cgroup = "/proc/self/cgroup",
-                     const std::string& cgroup_root = "/sys/fs/cgroup");
+                     const std::string& mountinfo = "/proc/self/mountinfo");
 
 // The stations to run: `asked` (-n), or default_thread_count() where 0, but no more than
 // fit under the process's address-space limit (ulimit -v, RLIMIT_AS), each mapping

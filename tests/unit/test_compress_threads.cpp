@@ -90,18 +90,54 @@ TEST_CASE("a cgroup v2 CPU quota: the least over the cgroup and its ancestors", 
   const fs::path dir = fs::temp_directory_path() / ("gpbzip2-cgroup-" + std::to_string(getpid()));
   fs::create_directories(dir / "root/a/b");
   auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  const std::string cgroup = (dir / "cgroup").string(), mountinfo = (dir / "mountinfo").string();
   write(dir / "cgroup", "12:cpu,cpuacct:/a/b\n0::/a/b\n");
-  const std::string cgroup = (dir / "cgroup").string(), root = (dir / "root").string();
-  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 0);  // no cpu.max anywhere
+  write(dir / "mountinfo", "22 1 0:21 / /proc rw - proc proc rw\n"
+                           "30 22 0:26 / " + (dir / "root").string() +
+                           " rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 0);  // no cpu.max anywhere
   write(dir / "root/a/b/cpu.max", "max 100000\n");
-  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 0);
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 0);
   write(dir / "root/a/cpu.max", "250000 100000\n");
-  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 3);  // 2.5 CPUs: three threads
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 3);  // 2.5 CPUs: three threads
   write(dir / "root/a/b/cpu.max", "100000 100000\n");
-  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 1);
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 1);
   write(dir / "root/cpu.max", "50000 100000\n");
-  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 1);
-  write(dir / "cgroup", "12:cpu,cpuacct:/a/b\n");  // cgroup v1 only
-  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, root) == 0);
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 1);
+  // Without a cgroup2 mount, its files are not looked for.
+  write(dir / "mountinfo", "22 1 0:21 / /proc rw - proc proc rw\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a cgroup v1 CPU quota, where the cpu hierarchy is mounted", "[threads]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gpbzip2-cgroup1-" + std::to_string(getpid()));
+  // The host's view: the hierarchy's root mounted at "cpu dir" (a space, escaped in
+  // mountinfo); a container's: its own cgroup mounted as the root.
+  const fs::path host = dir / "cpu dir", own = dir / "own";
+  fs::create_directories(host / "docker/abc");
+  fs::create_directories(own);
+  auto write = [](const fs::path& p, const std::string& text) { std::ofstream(p) << text; };
+  const std::string cgroup = (dir / "cgroup").string(), mountinfo = (dir / "mountinfo").string();
+  write(dir / "cgroup", "11:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/\n");
+  const std::string host_point = (dir / "cpu\\040dir").string();
+  write(dir / "mountinfo", "40 30 0:35 / " + host_point +
+                           " rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n"
+                           "41 30 0:36 / /nowhere rw - cgroup cgroup rw,memory\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 0);  // no quota files
+  write(host / "docker/abc/cpu.cfs_quota_us", "-1\n");
+  write(host / "docker/abc/cpu.cfs_period_us", "100000\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 0);  // -1: no quota
+  write(host / "docker/abc/cpu.cfs_quota_us", "400000\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 4);
+  write(host / "docker/cpu.cfs_quota_us", "150000\n");
+  write(host / "docker/cpu.cfs_period_us", "100000\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 2);
+  write(own / "cpu.cfs_quota_us", "300000\n");
+  write(own / "cpu.cfs_period_us", "100000\n");
+  write(dir / "mountinfo", "40 30 0:35 /docker/abc " + own.string() +
+                           " rw - cgroup cgroup rw,cpuacct,cpu\n");
+  CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 3);
   fs::remove_all(dir);
 }
