@@ -33,10 +33,6 @@ std::string read_small_file(const std::string& path) {
   return text;
 }
 
-}  // namespace
-
-namespace {
-
 std::vector<std::string> split(const std::string& text, char by) {
   std::vector<std::string> out;
   for (size_t at = 0;;) {
