@@ -69,6 +69,11 @@ struct CgroupMount {
   std::string root, point;
 };
 
+// The least of the quotas seen so far and `cpus` (0: none set).
+int least_quota_of(int least, long long cpus) {
+  return cpus > 0 && (least == 0 || cpus < least) ? int(cpus) : least;
+}
+
 // The quota of one cgroup directory, in CPUs rounded up; 0 where none is set.
 // v2: cpu.max holds "QUOTA PERIOD" or "max PERIOD"; v1: cpu.cfs_quota_us (-1: none) and
 // cpu.cfs_period_us, in microseconds.
@@ -98,8 +103,7 @@ int least_quota(const CgroupMount& m, const std::string& path, bool v2) {
     rel = path.substr(m.root.size());
   int least = 0;
   for (;;) {
-    const long long cpus = quota_cpus(m.point + rel, v2);
-    if (cpus > 0 && (least == 0 || cpus < least)) least = int(cpus);
+    least = least_quota_of(least, quota_cpus(m.point + rel, v2));
     if (rel.empty()) return least;
     rel.resize(rel.find_last_of('/'));
   }
@@ -126,12 +130,10 @@ int cgroup_cpu_limit(const std::string& proc_self_cgroup, const std::string& mou
     if (a == std::string::npos || b == std::string::npos) continue;
     const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
     if (path.empty() || path[0] != '/') continue;
-    int cpus = 0;
     if (line.compare(0, a, "0") == 0 && controllers.empty() && v2_mount)
-      cpus = least_quota(*v2_mount, path, true);
+      least = least_quota_of(least, least_quota(*v2_mount, path, true));
     else if (has_item(controllers, "cpu") && v1_mount)
-      cpus = least_quota(*v1_mount, path, false);
-    if (cpus > 0 && (least == 0 || cpus < least)) least = cpus;
+      least = least_quota_of(least, least_quota(*v1_mount, path, false));
   }
   return least;
 }

@@ -2,7 +2,12 @@
 // the threads an address-space limit can hold.
 #pragma once
 #include <cstdint>
+#include <new>
 #include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace gpbzip2 {
 
@@ -20,5 +25,19 @@ int cgroup_cpu_limit(const std::string& proc_self_cgroup = "/proc/self/cgroup",
 // bytes more; at least 1. bzip2 runs in a few MB, so a limit that holds one station must
 // not fail a run for want of a sixteenth.
 int station_count(int asked, uint64_t per_thread, uint64_t reserve);
+
+// Starts a station thread running `f` into `threads`. False where the system gives no
+// more threads (an address-space limit holds their stacks): those started go on alone.
+// With none started, memory has run out (std::bad_alloc, as bzip2 reports it).
+template <class F>
+bool start_station_thread(std::vector<std::thread>& threads, F&& f) {
+  try {
+    threads.emplace_back(std::forward<F>(f));
+    return true;
+  } catch (const std::system_error&) {
+    if (threads.empty()) throw std::bad_alloc();
+    return false;
+  }
+}
 
 }  // namespace gpbzip2

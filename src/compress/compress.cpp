@@ -1,7 +1,5 @@
 // Compression pipeline: reader -> work queue -> stations -> ordered writer.
 #include <algorithm>
-#include <new>
-#include <system_error>
 #include <thread>
 
 #include "block_reader.h"
@@ -139,14 +137,6 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // address-space limit holds their stacks), those started go on alone.
   std::vector<std::thread> stations;
   bool more_stations = true;
-  auto start_station = [&] {
-    try {
-      stations.emplace_back(run_cpu_station, std::ref(queue), opts.perturb);
-    } catch (const std::system_error&) {
-      if (stations.empty()) throw std::bad_alloc();
-      more_stations = false;
-    }
-  };
 
   uint64_t blocks = 0;
   bool scouting = false;
@@ -154,7 +144,10 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     while (more) {
       if (!queue.push_raw(std::move(job))) break;
       blocks++;
-      if (more_stations && stations.size() < size_t(threads)) start_station();
+      if (more_stations && stations.size() < size_t(threads))
+        more_stations = start_station_thread(stations, [&queue, perturb = opts.perturb] {
+          run_cpu_station(queue, perturb);
+        });
       if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
       // Beside an open GPU the reader is the limit: scouts search a file's regions for it.
       if (!scouting && gpu_started && opts.input_size > 0 && queue.gpu_stations_open()) {

@@ -12,7 +12,6 @@
 #include <limits>
 #include <memory>
 #include <optional>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -243,12 +242,8 @@ class Decompressor {
   // Where the system gives no more threads (an address-space limit holds their stacks),
   // the stations started go on alone; without one, memory has run out.
   void start_station() {
-    try {
-      stations_.emplace_back([this] { run_decode_station(queue_, pages_); });
-    } catch (const std::system_error&) {
-      if (stations_.empty()) throw std::bad_alloc();
+    if (!start_station_thread(stations_, [this] { run_decode_station(queue_, pages_); }))
       threads_ = int(stations_.size());
-    }
   }
 
   // The rest of the input is this block and its stream's end (a small file), read and
