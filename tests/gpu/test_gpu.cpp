@@ -7,6 +7,7 @@
 //   test_gpu fallback-d auto|on   the same for decompression
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 
 #include "../unit/test_helpers.h"
@@ -126,6 +127,33 @@ static void test_gpu_bwt() {
   near[250000] ^= 1;
   periodic_blocks.push_back(near);
   check_batch(gpu, periodic_blocks, "periodic");
+
+  // Batches of small alphabets, whose first keys hold dozens of bytes: read cyclically in
+  // blocks shorter than that, and from 1 to 4 symbols.
+  for (const std::string alphabet : {"z", "ab", "acg", "ACGT"}) {
+    std::vector<std::vector<uint8_t>> small;
+    std::mt19937 rng(uint32_t(alphabet.size()));
+    for (size_t n : {1, 2, 3, 19, 20, 21, 40, 41, 42, 43, 44, 45, 1000, 300007}) {
+      std::vector<uint8_t> b(n);
+      for (uint8_t& c : b) c = uint8_t(alphabet[rng() % alphabet.size()]);
+      small.push_back(std::move(b));
+    }
+    if (alphabet == "ab")
+      for (size_t n : {30, 41, 44, 5000, 899999}) {
+        small.push_back(generate("fibonacci", n, 1));
+        small.push_back(generate("thue-morse", n, 1));
+      }
+    check_batch(gpu, small, "alphabet " + alphabet);
+  }
+  // Batches of short blocks alone, whose keys hold up to 63 bytes.
+  check_batch(gpu, {{'a'}}, "one byte");
+  check_batch(gpu, {{'a'}, {'b', 'a'}, {'a', 'b', 'a'}}, "three short blocks");
+  for (size_t n : {50, 57, 58, 59, 63, 64})
+    for (const std::string alphabet : {"q", "ab"}) {
+      std::vector<uint8_t> b(n);
+      for (size_t i = 0; i < n; i++) b[i] = uint8_t(alphabet[i * i % 7 % alphabet.size()]);
+      check_batch(gpu, {b}, "one block of " + std::to_string(n) + " over " + alphabet);
+    }
 
   // Blocks as the reader cuts them, at every level, full batches of one kind.
   for (int level = 1; level <= 9; level++)
