@@ -104,9 +104,11 @@ static int bench_bwt(const char* path, int level, int lanes, int reps, size_t ba
               path, level, lanes, batch_mb, blocks.size(), perturbed, batches, per_batch,
               periodic.load(), double(bytes) / 1e6, best, double(bytes) / 1e6 / best);
   for (size_t b = 0; b < batches; b++)
-    std::printf("  batch %zu: %d rounds, %d bytes a first key, %.2f keys sorted per byte, first sort %.1f ms, all %.1f ms\n",
-                b, stats[b].rounds, stats[b].first_key_bytes, double(stats[b].keys_sorted) / double(stats[b].bytes),
-                stats[b].first_seconds * 1e3, stats[b].total_seconds * 1e3);
+    std::printf("  batch %zu: %d rounds, %d bytes a first key, %.2f keys sorted per byte, "
+                "first sort %.1f ms, all %.1f ms\n",
+                b, stats[b].rounds, stats[b].first_key_bytes,
+                double(stats[b].keys_sorted) / double(stats[b].bytes), stats[b].first_seconds * 1e3,
+                stats[b].total_seconds * 1e3);
   return 0;
 }
 

@@ -213,8 +213,8 @@ uint32_t longest_flip_aligned_repeat(const uint8_t* t, size_t n) {
 }
 
 bool worth_perturbing(const uint8_t* block, size_t n) {
-  return sort_would_be_deep(block, n) && longest_flip_aligned_repeat(block, n) < kDeepPrefix &&
-         !orders_by_period(block, int32_t(n));
+  return !orders_by_period(block, int32_t(n)) && sort_would_be_deep(block, n) &&
+         longest_flip_aligned_repeat(block, n) < kDeepPrefix;
 }
 
 bool perturb_if_deep(uint8_t* block, size_t n) {

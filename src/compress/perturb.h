@@ -11,8 +11,8 @@
 namespace gpbzip2 {
 
 // A block is deep when the estimate below reaches this. The GPU sorts 5 bytes at first
-// (more where the batch's alphabet is small) and doubles that each round, so a longest common prefix of 5 * 2^k bytes takes k + 1 rounds:
-// silesia's blocks take at most 13 (LCP under 40960), the hard inputs 15 to 18, and a
+// (more where the batch's alphabet is small) and doubles that each round, so a longest
+// common prefix of 5 * 2^k bytes takes k + 1 rounds: silesia's blocks take at most 13 (LCP under 40960), the hard inputs 15 to 18, and a
 // few blocks of a Linux source tar 14. The estimate runs up to a quarter under the exact
 // prefix, so this catches the blocks of 14 rounds and more (bench/README.md).
 inline constexpr uint32_t kDeepPrefix = 32768;
@@ -31,9 +31,10 @@ bool sort_would_be_deep(const uint8_t* block, size_t n);
 // whole in a randomised block.
 uint32_t longest_flip_aligned_repeat(const uint8_t* block, size_t n);
 
-// The rule: the block is deep, the flips would break its long repeats, and the CPU does
-// not order it from its period anyway (a pattern of up to 4 kB repeated, bwt.h's
-// orders_by_period: a few ms unperturbed, where a perturbed one takes a full sort).
+// The rule: the block is not one the CPU orders from its period anyway (bwt.h's
+// orders_by_period, a pattern of up to 4 kB repeated: a few ms as it is, a full sort
+// perturbed; asked first, as it searches 4 kB where the estimate reads the block), it is
+// deep, and the flips would break its long repeats.
 bool worth_perturbing(const uint8_t* block, size_t n);
 
 // The hook between the first run-length coding and the sort (once the CRC is taken):
