@@ -3,13 +3,14 @@
 # a source tar (>= 300 MB) by gpbzip2 -nN (N: one per core) with the GPU (auto, and
 # --gpu=on), gpbzip2 --gpu=off -nN and lbzip2 -nN, two interleaved rounds of best of 2 (peak RSS of the
 # best run), output timed into /dev/null and checked once: gpbzip2's bytes against
-# bzip2 -9 on silesia-7 and against --gpu=off elsewhere. Then the inputs below the point
-# where the GPU pays (the first 2, 50 and 150 MB of silesia-7x4): auto against --gpu=off.
+# bzip2 -9 on silesia-7 and against --gpu=off elsewhere. Then inputs around the point
+# where the GPU starts to pay (the first 2, 50, 80, 100 and 150 MB of silesia-7x4): auto
+# against --gpu=on and --gpu=off.
 # Built elsewhere and carried, as run.sh:
 #   bench/gpu/compress.sh CARRY TAR OUTDIR      (TAR: the source tar)
 work=/tmp/gpcompress
 source "$(dirname "$0")/common.bash" "$@"
-for n in 2 50 150; do head -c ${n}000000 $work/s7x4 >$work/s${n}m; done
+for n in 2 50 80 100 150; do head -c ${n}000000 $work/s7x4 >$work/s${n}m; done
 bzip2 -9 -c $work/s7 | cmp -s - <($gp -9 -c $work/s7) || echo "gpbzip2 -9 DIFFERS from bzip2 -9 on silesia-7"
 row() {  # INPUT LABEL RUNS CMD...
   local f=$1 label=$2 runs=$3 n
@@ -37,9 +38,10 @@ row() {  # INPUT LABEL RUNS CMD...
       row $f "lbzip2 -n$threads" 2 $lb -9 -n$threads
     done
   done
-  for f in s2m s50m s150m; do
+  for f in s2m s50m s80m s100m s150m; do
     for round in 1 2; do
       row $f "gpbzip2 -n$threads (GPU auto)" 2 $gp -9 -n$threads
+      row $f "gpbzip2 -n$threads --gpu=on" 2 $gp -9 -n$threads --gpu=on
       row $f "gpbzip2 -n$threads --gpu=off" 2 $gp -9 -n$threads --gpu=off
     done
   done

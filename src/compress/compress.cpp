@@ -19,14 +19,15 @@ namespace {
 // the reader alone scans at about 2 GB/s and slows to 1.4-1.5 there (kernels/NOTES.md).
 constexpr int kReaderScouts = 2;
 
-// Opening a GPU costs about 0.45 s of wall time however little it then sorts (driver
-// start, the lanes' buffers, teardown at exit; measured on H200s), so GpuMode::Auto opens
-// one only for inputs the CPU stations alone would take longer than this on. The GPU
-// won from about 0.6 s of CPU work on 16 cores and 0.7-0.8 s on 32 (kernels/NOTES.md);
-// where the two are close the rule leaves the GPU shut. CPU speed is taken as 15 MB/s a
-// thread (-9; 12-24 measured on the machines here) of what the BWT sorts: the input after
-// the first run-length coding, which turns long runs into a few bytes.
-constexpr double kGpuWorthSeconds = 0.8;
+// Opening a GPU costs time however little it then sorts (driver start, the lanes' buffers,
+// the exit), though the CPU stations compress meanwhile, so GpuMode::Auto opens one only
+// for inputs the CPU stations alone would take longer than this on. On an H100 + 16 cores
+// and an H200 + 16 the GPU won from about 0.3 s of CPU work (kernels/NOTES.md, session 17;
+// from 0.6-0.8 s when opening and closing took 0.45 s); where the two are close the rule
+// leaves the GPU shut. CPU speed is taken as 15 MB/s a thread (-9; 12-24 measured on the
+// machines here) of what the BWT sorts: the input after the first run-length coding, which
+// turns long runs into a few bytes.
+constexpr double kGpuWorthSeconds = 0.3;
 constexpr double kCpuBytesPerSecondPerThread = 15e6;
 
 uint64_t gpu_worth_bytes(int threads) {
@@ -84,8 +85,8 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // sort looks large enough: for a file, the encoded size of the blocks read so far
   // scaled to the whole file, so a large file opens it after its first block and a file
   // of long runs not at all. From a pipe it opens once a quarter of that is read: early
-  // enough that large inputs gain about as much as from a file, at a cost of up to 0.25 s
-  // for inputs of a quarter to one times that size (kernels/NOTES.md).
+  // enough that large inputs gain about as much as from a file; smaller ones end before
+  // the lanes open, at no cost measured (kernels/NOTES.md, session 17).
   const uint64_t gpu_worth = gpu_worth_bytes(threads);
   bool gpu_started = false;
   // Blocks ordered from their period cost the CPU next to nothing (and the GPU some 18
