@@ -135,7 +135,10 @@ GpuStations start_gpu_stations(WorkQueue& queue, const CompressOptions& opts) {
   starter.emplace_back([&queue, level, notices, gate] {
     try {
       const std::vector<GpuDevice> devices = list_gpus();
-      if (devices.empty()) return;
+      if (devices.empty()) {
+        queue.no_gpu_found();
+        return;
+      }
       for (auto& t : start_lanes(queue, devices.front(), level, notices, gate)) t.join();
     } catch (...) {
       queue.abort(std::current_exception());

@@ -142,6 +142,7 @@ void WorkQueue::reserve_for_gpus(size_t blocks) {
 void WorkQueue::gpu_open_failed(size_t batch_blocks) {
   std::lock_guard lk(mu_);
   gpu_opening_blocks_ -= std::min(batch_blocks, gpu_opening_blocks_);
+  if (!gpus_present()) gpus_lost_ = true;
   cpu_cv_.notify_all();
 }
 
@@ -160,6 +161,7 @@ void WorkQueue::remove_gpu_station(int id) {
   if (!gpus_[size_t(id)].active) return;
   gpus_[size_t(id)].active = false;
   gpus_active_--;
+  if (!gpus_present()) gpus_lost_ = true;
   cpu_cv_.notify_all();
 }
 

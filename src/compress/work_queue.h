@@ -89,6 +89,10 @@ class WorkQueue {
   // Whether a GPU was found and its stations began to open: from then on the CPU stations
   // run nicer (thread_priority.h).
   bool gpu_found() const { return gpu_found_.load(std::memory_order_relaxed); }
+  // Whether the GPUs that CPU stations were held back for are not coming after all: none
+  // was found, or every lane failed or left.
+  void no_gpu_found() { gpus_lost_ = true; }
+  bool gpus_lost() const { return gpus_lost_.load(std::memory_order_relaxed); }
   int add_gpu_station(size_t batch_blocks);
   void gpu_open_failed(size_t batch_blocks);
   // Up to max prepared blocks for station `id`: waits for a full batch while more may
@@ -163,6 +167,7 @@ class WorkQueue {
   size_t gpu_batch_blocks_ = 0;    // the largest batch a lane takes
   size_t gpu_opening_blocks_ = 0;  // reserved for lanes still opening
   std::atomic<bool> gpu_found_{false};
+  std::atomic<bool> gpus_lost_{false};
 };
 
 }  // namespace gpbzip2
