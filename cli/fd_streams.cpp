@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -37,6 +39,15 @@ void OutputFd::write(const uint8_t* buf, size_t n) {
     buf += w;
     n -= size_t(w);
   }
+}
+
+void widen_pipe(int fd) {
+#ifdef F_SETPIPE_SZ
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) ::fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#else
+  (void)fd;
+#endif
 }
 
 }  // namespace gpbzip2::cli

@@ -34,4 +34,8 @@ class OutputFd final : public Sink {
   int errno_ = 0;
 };
 
+// Grows the buffer of a pipe to 1 MiB where the system allows (else leaves it as it is):
+// the reader then takes the input in few large reads rather than many of 64 kB.
+void widen_pipe(int fd);
+
 }  // namespace gpbzip2::cli

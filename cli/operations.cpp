@@ -234,6 +234,9 @@ void compress_one(const std::string* name) {
   }
 
   if (verbosity() >= 1) open_file_line(job.in_name, o.longest_name);
+  // From a pipe (tar -I gpbzip2), 64 kB reads held the reader to 743-796 MB/s on an H100
+  // host where it cuts 1.1-1.2 GB/s from a file; 1 MiB ones 994-1106 (kernels/NOTES.md).
+  widen_pipe(job.in_fd);
   InputFd in(job.in_fd);
   OutputFd out(job.out_fd);
   ProgressMeter meter(o.progress, noisy(), job.in_name, input_size(job.in_fd));

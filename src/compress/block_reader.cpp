@@ -82,9 +82,10 @@ size_t encode(const uint8_t* in, size_t n, uint8_t* out) {
 BlockReader::BlockReader(Source& src, int level, size_t region_bytes)
     : src_(src), limit_(format::block_limit(level)), region_bytes_(std::max<size_t>(region_bytes, 1)) {}
 
-void BlockReader::start_scouts(int count) {
+void BlockReader::start_scouts(int count, bool from_pipe) {
   if (count <= 0 || scouting_) return;
   scouting_ = true;
+  reader_reads_ = from_pipe;
   {
     std::lock_guard lk(mu_);
     // The reader holds the regions from the block's current position to a block's worth
@@ -95,9 +96,10 @@ void BlockReader::start_scouts(int count) {
   }
   // Where the system gives no more threads, fewer scouts; with none, the reader reads.
   try {
-    for (int i = 0; i < count; i++) scouts_.emplace_back([this] { scout(); });
+    for (int i = 0; i < count; i++)
+      scouts_.emplace_back([this] { reader_reads_ ? scout_reads_of_reader() : scout(); });
   } catch (const std::system_error&) {
-    if (scouts_.empty()) scouting_ = false;
+    if (scouts_.empty()) scouting_ = reader_reads_ = false;
   }
 }
 
@@ -107,6 +109,7 @@ BlockReader::~BlockReader() {
     stop_ = true;
   }
   room_cv_.notify_all();
+  scan_cv_.notify_all();
   for (auto& t : scouts_) t.join();
 }
 
@@ -132,7 +135,7 @@ std::unique_ptr<BlockReader::Region> BlockReader::load() {
         break;
       }
       r->size += got;
-      if (!scouting_) break;
+      if (!scouting_ || reader_reads_) break;
     }
   } catch (...) {
     r->error = std::current_exception();
@@ -196,6 +199,40 @@ void BlockReader::scout() {
   }
 }
 
+// A scout beside a reader that reads (a pipe): searches the regions it read, in order.
+void BlockReader::scout_reads_of_reader() {
+  for (;;) {
+    std::unique_lock lk(mu_);
+    scan_cv_.wait(lk, [&] { return stop_ || !to_scan_.empty(); });
+    if (stop_) return;
+    auto [index, r] = std::move(to_scan_.front());
+    to_scan_.pop_front();
+    lk.unlock();
+    scan(*r);
+    lk.lock();
+    ready_[index] = std::move(r);
+    lk.unlock();
+    ready_cv_.notify_all();
+  }
+}
+
+// From a pipe: reads up to two regions a scout past region `index` (a pipe's reads give
+// up to its buffer, 64 kB to 1 MiB), handing each to the scouts. Only the reader reads, as
+// without scouts; a block may then wait for a little more input than it holds.
+void BlockReader::read_ahead(std::unique_lock<std::mutex>& lk, uint64_t index) {
+  const uint64_t last = index + 2 * scouts_.size() + 2;
+  while (!read_done_ && next_load_ <= last) {
+    loaded_++;
+    const uint64_t at = next_load_++;
+    lk.unlock();
+    std::unique_ptr<Region> r = load();
+    lk.lock();
+    read_done_ = r->last_region;
+    to_scan_.emplace_back(at, std::move(r));
+    scan_cv_.notify_one();
+  }
+}
+
 std::unique_ptr<BlockReader::Region> BlockReader::take(uint64_t index) {
   if (!scouting_) {
     {
@@ -207,6 +244,7 @@ std::unique_ptr<BlockReader::Region> BlockReader::take(uint64_t index) {
     return r;
   }
   std::unique_lock lk(mu_);
+  if (reader_reads_) read_ahead(lk, index);
   ready_cv_.wait(lk, [&] { return ready_.count(index) > 0; });
   auto it = ready_.find(index);
   std::unique_ptr<Region> r = std::move(it->second);

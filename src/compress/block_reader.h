@@ -54,11 +54,12 @@ class BlockReader {
   // Reads the next block into out.buffer (reusing its memory); returns false when the
   // input is exhausted.
   bool next(RawBlock& out);
-  // From now on `count` threads read the regions and search them, ahead of next(): only
-  // for a file (a read of a pipe may wait for ever, and a thread waiting there could not
-  // be stopped), and only where the reader is the limit, beside GPU stations (it scans
-  // about 2 GB/s alone, and the extra copy costs where cores are few).
-  void start_scouts(int count);
+  // From now on `count` threads search the regions for runs ahead of next(), and read
+  // them too from a file. From a pipe the reader reads on alone, a few regions ahead:
+  // a read of a pipe may wait for ever, and a thread waiting there could not be stopped.
+  // Only where the reader is the limit, beside GPU stations (it scans about 1-2 GB/s
+  // alone, and the extra copy costs where cores are few).
+  void start_scouts(int count, bool from_pipe = false);
   // Input bytes cut into blocks so far, and their size after the first RLE.
   uint64_t bytes_read() const { return consumed_; }
   uint64_t rle_bytes_read() const { return rle_consumed_; }
@@ -85,6 +86,8 @@ class BlockReader {
   };
 
   void scout();
+  void scout_reads_of_reader();
+  void read_ahead(std::unique_lock<std::mutex>& lk, uint64_t index);
   std::unique_ptr<Region> load();
   void scan(Region& r) const;
   std::unique_ptr<Region> take(uint64_t index);
@@ -103,13 +106,16 @@ class BlockReader {
 
   // Shared with the scouts.
   std::mutex mu_, read_mu_;  // read_mu_: reads in order, one at a time
-  std::condition_variable room_cv_, ready_cv_;
+  std::condition_variable room_cv_, ready_cv_, scan_cv_;
   std::map<uint64_t, std::unique_ptr<Region>> ready_;
+  // From a pipe: regions the reader read, for the scouts to search.
+  std::deque<std::pair<uint64_t, std::unique_ptr<Region>>> to_scan_;
   std::vector<std::unique_ptr<uint8_t[]>> spare_;
   size_t loaded_ = 0;
   uint64_t next_load_ = 0, read_pos_ = 0;
   bool read_done_ = false, stop_ = false;
-  bool scouting_ = false;  // set before the scouts start, never after: read without mu_
+  // Set before the scouts start, never after: read without mu_.
+  bool scouting_ = false, reader_reads_ = false;
   std::vector<std::thread> scouts_;
 
   // The reader's own: regions merged into the run list, oldest first.

@@ -166,9 +166,9 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
           run_cpu_station(queue, perturb);
         });
       if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
-      // Beside an open GPU the reader is the limit: scouts search a file's regions for it.
-      if (!scouting && gpu_started && opts.input_size > 0 && queue.gpu_stations_open()) {
-        reader.start_scouts(kReaderScouts);
+      // Beside an open GPU the reader is the limit: scouts search the regions for it.
+      if (!scouting && gpu_started && queue.gpu_stations_open()) {
+        reader.start_scouts(kReaderScouts, opts.input_size == 0);
         scouting = true;
       }
       job = Job();

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <thread>
 
@@ -60,8 +61,10 @@ std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int
 }
 
 // Every block the reader cuts from `src` equals the model's.
+// With scouts `from_pipe`, the reader reads and the scouts only search.
 void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& src, int scouts = 0,
-                  size_t region_bytes = gpbzip2::BlockReader::kRegionBytes) {
+                  size_t region_bytes = gpbzip2::BlockReader::kRegionBytes,
+                  bool from_pipe = false) {
   const auto want = reference_blocks(in, level);
   gpbzip2::BlockReader reader(src, level, region_bytes);
   gpbzip2::RawBlock b;
@@ -69,7 +72,7 @@ void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& sr
   size_t count = 0;
   uint64_t total = 0;
   while (reader.next(b)) {
-    if (count == 0) reader.start_scouts(scouts);  // as compression does, after a block
+    if (count == 0) reader.start_scouts(scouts, from_pipe);  // as compression does: after a block
     INFO("level " << level << " block " << count);
     REQUIRE(count < want.size());
     REQUIRE(b.index == count);
@@ -219,7 +222,8 @@ TEST_CASE("block reader cuts dense runs as bzip2 does, read from a pipe in tiny 
       close(fds[1]);
     });
     gpbzip2::FdSource src(fds[0]);
-    check_reader(in, level, src);
+    // Scouts searching what the reader reads, as beside a GPU.
+    check_reader(in, level, src, level % 2 ? 2 : 0, gpbzip2::BlockReader::kRegionBytes, true);
     writer.join();
     close(fds[0]);
     testing::PieceSource trickle(in, 13);
@@ -242,10 +246,10 @@ TEST_CASE("block reader cuts alike whatever its regions and scouts", "[reader]")
   for (const auto& in : inputs)
     for (size_t region : {size_t(1), size_t(3), size_t(4), size_t(5), size_t(255), size_t(4096),
                           size_t(65536)})
-      for (int scouts : {0, 2}) {
+      for (int scouts : {0, 2, -2}) {  // -2: two scouts beside a reader that reads
         INFO("regions of " << region << " bytes, " << scouts << " scouts");
         testing::PieceSource src(in, 700);
-        check_reader(in, 1, src, scouts, region);
+        check_reader(in, 1, src, std::abs(scouts), region, scouts < 0);
       }
 }
 
@@ -256,7 +260,7 @@ TEST_CASE("block reader passes a read error on after the blocks before it", "[re
   const auto want = reference_blocks(in, 1);
   REQUIRE(want.size() >= 10);
   const size_t fail_at = in.size() / 2;
-  for (int scouts : {0, 2}) {
+  for (int scouts : {0, 2, -2}) {  // -2: two scouts beside a reader that reads
     INFO(scouts << " scouts");
     testing::PieceSource src(in, 70000, fail_at);
     gpbzip2::BlockReader reader(src, 1, 4096);
@@ -265,7 +269,7 @@ TEST_CASE("block reader passes a read error on after the blocks before it", "[re
     bool thrown = false;
     try {
       while (reader.next(b)) {
-        if (count == 0) reader.start_scouts(scouts);
+        if (count == 0) reader.start_scouts(std::abs(scouts), scouts < 0);
         REQUIRE(b.input_bytes == want[count].input_bytes);
         count++;
       }
