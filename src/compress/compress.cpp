@@ -116,9 +116,11 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   };
   note_block(job.raw);
   const bool gpu_first = opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && gpu_worth_it());
-  // Fewer CPU stations beside a GPU, unless none is found (or all fail).
+  // Fewer CPU stations beside a GPU, unless none is found (or all fail). From a pipe the
+  // GPU opens only after some reading: until auto has decided, those are all that start.
   const int with_gpu = built_with_cuda() ? stations_beside_gpu(threads) : threads;
-  const int expected = gpu_first ? with_gpu : threads;
+  const bool auto_from_pipe = opts.gpu == GpuMode::Auto && opts.input_size == 0;
+  const int expected = gpu_first || auto_from_pipe ? with_gpu : threads;
   // GPU stations raise the bounds by their batch capacity once found.
   WorkQueue queue(size_t(2 * expected + 2), expected);
   GpuStations gpu;
@@ -152,7 +154,8 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   std::vector<std::thread> stations;
   bool more_stations = true;
   auto stations_wanted = [&] {
-    return size_t(gpu_started && !queue.gpus_lost() ? with_gpu : threads);
+    const bool beside_gpu = gpu_started ? !queue.gpus_lost() : auto_from_pipe;
+    return size_t(beside_gpu ? with_gpu : threads);
   };
 
   uint64_t blocks = 0;
