@@ -15,8 +15,9 @@ namespace gpbzip2 {
 
 namespace {
 
-// Threads that search a file's regions for runs ahead of the reader, beside GPU stations:
-// the reader alone scans at about 2 GB/s and slows to 1.4-1.5 there (kernels/NOTES.md).
+// Threads that search the input's regions for runs ahead of the reader (and read a
+// file's), beside GPU stations: the reader alone scans at 1-2 GB/s and slows to 1.4-1.5
+// there, to 0.65-0.75 from a pipe (kernels/NOTES.md).
 constexpr int kReaderScouts = 2;
 
 // Opening a GPU costs time however little it then sorts (driver start, the lanes' buffers,
