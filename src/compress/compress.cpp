@@ -68,8 +68,8 @@ int compress_stations(const CompressOptions& opts) {
 
 // Beside a GPU the reader, its scouts, the writer and the lanes want cores of their own:
 // with three CPU stations fewer than the CPUs, an H100 + 16 cores compressed 80 MB to 1.3
-// GB 4-15% faster (kernels/NOTES.md, session 17). Never fewer than half the CPUs, which
-// still entropy-code faster than one GPU sorts.
+// GB 4-15% faster (kernels/NOTES.md, session 17). Never fewer than half the CPUs: they
+// still code all that the GPU sorts.
 int stations_beside_gpu(int threads) {
   const int cpus = default_thread_count();
   return std::max(1, std::min(threads, std::max(cpus / 2, cpus - 3)));
