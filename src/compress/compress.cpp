@@ -69,9 +69,9 @@ int compress_stations(const CompressOptions& opts) {
 // Beside a GPU the reader, its scouts, the writer and the lanes want cores of their own:
 // with three CPU stations fewer than the CPUs, an H100 + 16 cores compressed 80 MB to 1.3
 // GB 4-15% faster (kernels/NOTES.md, session 17). Never fewer than half the CPUs: they
-// still code all that the GPU sorts.
-int stations_beside_gpu(int threads) {
-  const int cpus = default_thread_count();
+// still code all that the GPU sorts. The CPUs are `threads` unless -n chose those.
+int stations_beside_gpu(const CompressOptions& opts, int threads) {
+  const int cpus = opts.threads > 0 ? default_thread_count() : threads;
   return std::max(1, std::min(threads, std::max(cpus / 2, cpus - 3)));
 }
 
@@ -119,7 +119,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   const bool gpu_first = opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && gpu_worth_it());
   // Fewer CPU stations beside a GPU, unless none is found (or all fail). From a pipe the
   // GPU opens only after some reading: until auto has decided, those are all that start.
-  const int with_gpu = built_with_cuda() ? stations_beside_gpu(threads) : threads;
+  const int with_gpu = built_with_cuda() ? stations_beside_gpu(opts, threads) : threads;
   const bool auto_from_pipe = opts.gpu == GpuMode::Auto && opts.input_size == 0;
   const int expected = gpu_first || auto_from_pipe ? with_gpu : threads;
   // GPU stations raise the bounds by their batch capacity once found.

@@ -46,8 +46,8 @@ gpu_opens() {
   grep -q failed notes && opened=yes
   [ "$opened" = "$want" ] || fail "GPU opened: $opened, expected $want: $* ($(cat notes))"
 }
-for mb in 1.5:no:no 6:no:yes 12:yes:yes; do
-  IFS=: read -r size file pipe <<< "$mb"
+for want in 1.5:no:no 6:no:yes 12:yes:yes; do  # MB : opens from a file : from a pipe
+  IFS=: read -r size file pipe <<< "$want"
   head -c "$(awk "BEGIN {print $size * 1000000}")" in > part
   bzip2 -9 < part > part_ref.bz2
   gpu_opens "$file" -c part

@@ -102,6 +102,34 @@ TEST_CASE("While GPUs open, the CPUs prepare their first batches", "[queue]") {
   REQUIRE(!q.pop_for_cpu());
 }
 
+// CPU stations held back for GPUs start after all once none is coming: none was found,
+// every lane failed to open, or every station left.
+TEST_CASE("GPUs count as lost only once none is open or opening", "[queue]") {
+  WorkQueue none(4, 1);
+  REQUIRE(!none.gpus_lost());
+  none.no_gpu_found();
+  REQUIRE(none.gpus_lost());
+
+  WorkQueue failed(4, 1);
+  failed.reserve_for_gpus(2);
+  failed.reserve_for_gpus(2);
+  failed.gpu_open_failed(2);
+  REQUIRE(!failed.gpus_lost());  // the other lane still opens
+  failed.gpu_open_failed(2);
+  REQUIRE(failed.gpus_lost());
+
+  WorkQueue left(4, 1);
+  left.reserve_for_gpus(2);
+  left.reserve_for_gpus(2);
+  const int a = left.add_gpu_station(2);
+  REQUIRE(!left.gpus_lost());
+  const int b = left.add_gpu_station(2);
+  left.remove_gpu_station(a);
+  REQUIRE(!left.gpus_lost());  // b still sorts
+  left.remove_gpu_station(b);
+  REQUIRE(left.gpus_lost());
+}
+
 TEST_CASE("A recycled buffer comes back to the reader", "[queue]") {
   WorkQueue q(4, 1);
   REQUIRE(q.spare_buffer().empty());
