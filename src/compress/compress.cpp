@@ -92,8 +92,9 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // sort looks large enough: for a file, the encoded size of the blocks read so far
   // scaled to the whole file, so a large file opens it after its first block and a file
   // of long runs not at all. From a pipe it opens once a quarter of that is read: early
-  // enough that large inputs gain about as much as from a file; smaller ones end before
-  // the lanes open, at no cost measured (kernels/NOTES.md, session 17).
+  // enough that large inputs gain about as much as from a file, while inputs just past it
+  // (20-40 MB on an H100 + 16) end 45-85 ms later than without, waiting for the driver's
+  // start; any other point only moves that band (kernels/NOTES.md, sessions 17 and 18).
   const uint64_t gpu_worth = gpu_worth_bytes(threads);
   bool gpu_started = false;
   // Blocks ordered from their period cost the CPU next to nothing (and the GPU some 18

@@ -95,7 +95,9 @@ class InputWindow {
 // compressed input: 13 MB/s a thread on silesia-7x16 from -9 with 16 threads (H100 host)
 // and 32 (2 x H200 host), where the GPU lost at 32 threads (0.72-0.74 s against 0.54-0.56
 // off) and won at 16 (0.81-0.89 s against 0.96-1.24). From a pipe it opens once a quarter
-// of that is read, as compression does.
+// of that is read, as compression does: 231 MB of compressed input then took 0.91 s
+// against 1.23 off, but 58 MB 0.40 against 0.32, waiting for the driver's start; a half
+// or the whole lost more than it saved (kernels/NOTES.md, session 18).
 constexpr double kGpuWorthSeconds = 0.8;
 constexpr double kCpuBytesPerSecondPerThread = 13e6;
 
