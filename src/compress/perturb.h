@@ -13,8 +13,9 @@ namespace gpbzip2 {
 // A block is deep when the estimate below reaches this. The GPU sorts 5 bytes at first
 // (more where the batch's alphabet is small) and doubles that each round, so a longest
 // common prefix of 5 * 2^k bytes takes k + 1 rounds: silesia's blocks take at most 13
-// (LCP under 40960), the hard inputs 15 to 18, and a few blocks of a Linux source tar 14. The estimate runs up to a quarter under the exact
-// prefix, so this catches the blocks of 14 rounds and more (bench/README.md).
+// (LCP under 40960), the hard inputs 15 to 18, and a few blocks of a Linux source tar 14.
+// The estimate runs up to a quarter under the exact prefix, so this catches the blocks of
+// 14 rounds and more (bench/README.md).
 inline constexpr uint32_t kDeepPrefix = 32768;
 
 // The longest repeat in block[0..n) as a sample sees it: the block is cut into chunks at
