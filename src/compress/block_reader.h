@@ -24,6 +24,15 @@
 
 namespace gpbzip2 {
 
+// Input a block refers to instead of holding it: bytes of a region the reader read, or
+// `size` copies of `fill` where a whole region holds one byte.
+struct InputPiece {
+  std::shared_ptr<const uint8_t> region;  // null for a fill
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  uint8_t fill = 0;
+};
+
 struct RawBlock {
   uint64_t index = 0;
   // The block after the first RLE, buffer[0, rle_bytes), once its first `as_read` input
@@ -34,6 +43,10 @@ struct RawBlock {
   size_t rle_bytes = 0;      // its size after the first RLE: what the BWT sorts
   bool has_runs = false;     // holds four equal bytes in a row, so the RLE changes it
   size_t as_read = 0;        // 0 where it has no runs
+  // Beside GPU stations (start_scouts) the reader leaves the copy of the input held as
+  // read to the block's station: these pieces, copied to the front of buffer by
+  // finish_block, so that one thread does not copy every byte.
+  std::vector<InputPiece> pieces;
   // What the BWT sorts, once finished.
   std::span<const uint8_t> text() const { return {buffer.data(), rle_bytes}; }
 };
@@ -54,10 +67,11 @@ class BlockReader {
   // Reads the next block into out.buffer (reusing its memory); returns false when the
   // input is exhausted.
   bool next(RawBlock& out);
-  // From now on `count` threads read the regions and search them, ahead of next(): only
-  // for a file (a read of a pipe may wait for ever, and a thread waiting there could not
-  // be stopped), and only where the reader is the limit, beside GPU stations (it scans
-  // about 2 GB/s alone, and the extra copy costs where cores are few).
+  // From now on `count` threads read the regions and search them, ahead of next(), and
+  // blocks refer to the regions (RawBlock::pieces) instead of holding a copy: only for a
+  // file (a read of a pipe may wait for ever, and a thread waiting there could not be
+  // stopped), and only where the reader is the limit, beside GPU stations (it scans about
+  // 2 GB/s alone, and the extra copy costs where cores are few).
   void start_scouts(int count);
   // Input bytes cut into blocks so far, and their size after the first RLE.
   uint64_t bytes_read() const { return consumed_; }
@@ -75,7 +89,7 @@ class BlockReader {
   struct Region {
     uint64_t begin = 0;
     size_t size = 0;
-    std::unique_ptr<uint8_t[]> data;  // null once all its bytes are known equal
+    std::shared_ptr<uint8_t> data;  // null once all its bytes are known equal
     size_t lead = 0, tail = 0;
     uint8_t first = 0, last = 0;
     std::vector<Run> runs;
@@ -93,6 +107,7 @@ class BlockReader {
   void close_run(uint64_t begin, uint64_t end);
   uint8_t byte(uint64_t at) const;
   const Region* copy(uint64_t begin, uint64_t end, uint8_t* out) const;
+  void refer(uint64_t begin, uint64_t end, std::vector<InputPiece>& pieces) const;
   void copy_stretch(uint64_t begin, uint64_t end, uint8_t* out);
   void release_before(uint64_t at);
 
@@ -105,7 +120,13 @@ class BlockReader {
   std::mutex mu_, read_mu_;  // read_mu_: reads in order, one at a time
   std::condition_variable room_cv_, ready_cv_;
   std::map<uint64_t, std::unique_ptr<Region>> ready_;
-  std::vector<std::unique_ptr<uint8_t[]>> spare_;
+  // Region buffers come back here when the reader and every block that refers to them
+  // are done with them: they are reused, not faulted in again.
+  struct Spares {
+    std::mutex mu;
+    std::vector<std::unique_ptr<uint8_t[]>> buffers;
+  };
+  std::shared_ptr<Spares> spare_ = std::make_shared<Spares>();
   size_t loaded_ = 0;
   uint64_t next_load_ = 0, read_pos_ = 0;
   bool read_done_ = false, stop_ = false;
@@ -125,9 +146,10 @@ class BlockReader {
   uint64_t consumed_ = 0, rle_consumed_ = 0;
 };
 
-// What the reader leaves to the block's station: the block CRC (of the original bytes)
-// and the first RLE of the input it left as read; the block is then written to
-// `scratch`, which trades places with the block's buffer. Returns the CRC.
+// What the reader leaves to the block's station: the copy of the input it referred to,
+// the block CRC (of the original bytes) and the first RLE of the input it left as read;
+// the block is then written to `scratch`, which trades places with the block's buffer.
+// Returns the CRC.
 uint32_t finish_block(RawBlock& b, ByteVector& scratch);
 
 }  // namespace gpbzip2
