@@ -119,14 +119,20 @@ BlockReader::~BlockReader() {
 std::unique_ptr<BlockReader::Region> BlockReader::load() {
   auto r = std::make_unique<Region>();
   r->begin = read_pos_;
+  std::unique_ptr<uint8_t[]> buffer;
   {
-    std::lock_guard lk(mu_);
-    if (!spare_.empty()) {
-      r->data = std::move(spare_.back());
-      spare_.pop_back();
+    std::lock_guard lk(spare_->mu);
+    if (!spare_->buffers.empty()) {
+      buffer = std::move(spare_->buffers.back());
+      spare_->buffers.pop_back();
     }
   }
-  if (!r->data) r->data.reset(new uint8_t[region_bytes_]);
+  if (!buffer) buffer.reset(new uint8_t[region_bytes_]);
+  r->data = std::shared_ptr<uint8_t>(buffer.release(), [spares = spare_](uint8_t* p) {
+    std::unique_ptr<uint8_t[]> back(p);
+    std::lock_guard lk(spares->mu);
+    spares->buffers.push_back(std::move(back));
+  });
   try {
     while (r->size < region_bytes_) {
       const size_t got = src_.read(r->data.get() + r->size, region_bytes_ - r->size);
@@ -253,9 +259,9 @@ std::unique_ptr<BlockReader::Region> BlockReader::take(uint64_t index) {
 }
 
 void BlockReader::release(Region& r) {
+  r.data.reset();  // back to the spares once no block refers to it either
   {
     std::lock_guard lk(mu_);
-    spare_.push_back(std::move(r.data));
     loaded_--;
   }
   room_cv_.notify_one();
@@ -299,7 +305,7 @@ void BlockReader::merge_next() {
 
 uint8_t BlockReader::byte(uint64_t at) const {
   for (const auto& r : held_)
-    if (at < r->end()) return r->data ? r->data[at - r->begin] : r->first;
+    if (at < r->end()) return r->data ? r->data.get()[at - r->begin] : r->first;
   throw Error(ErrorKind::Internal, "block reader: byte past what is read");
 }
 
@@ -321,6 +327,28 @@ const BlockReader::Region* BlockReader::copy(uint64_t begin, uint64_t end, uint8
     begin = to;
   }
   return from;
+}
+
+// The input's bytes [begin, end), all in held regions, as pieces referring to them.
+void BlockReader::refer(uint64_t begin, uint64_t end, std::vector<InputPiece>& pieces) const {
+  for (const auto& r : held_) {
+    if (begin >= end) break;
+    if (r->end() <= begin) continue;
+    const size_t n = size_t(std::min(end, r->end()) - begin);
+    InputPiece* last = pieces.empty() ? nullptr : &pieces.back();
+    if (r->data) {
+      const uint8_t* const from = r->data.get() + (begin - r->begin);
+      if (last && last->region == r->data && last->data + last->size == from)
+        last->size += n;
+      else
+        pieces.push_back({r->data, from, n, 0});
+    } else if (last && !last->region && last->fill == r->first) {
+      last->size += n;
+    } else {
+      pieces.push_back({nullptr, nullptr, n, r->first});
+    }
+    begin += n;
+  }
 }
 
 // A literal stretch before a run piece, to out: most are short and lie in the region the
@@ -372,8 +400,12 @@ bool BlockReader::next(RawBlock& out) {
   size_t w = 0;  // encoded size so far
   uint64_t cur = start;
   uint64_t copied = start;  // the input [start, copied) is in `text` as read
+  out.pieces.clear();
   auto copy_as_read = [&](uint64_t to) {
-    copy(copied, to, text + (copied - start));
+    if (scouting_)
+      refer(copied, to, out.pieces);
+    else
+      copy(copied, to, text + (copied - start));
     copied = to;
   };
   bool encoding = false;
@@ -452,6 +484,15 @@ bool BlockReader::next(RawBlock& out) {
 
 uint32_t finish_block(RawBlock& b, ByteVector& scratch) {
   uint8_t* const data = b.buffer.data();
+  size_t at = 0;
+  for (const InputPiece& p : b.pieces) {
+    if (p.region)
+      std::memcpy(data + at, p.data, p.size);
+    else
+      std::memset(data + at, p.fill, p.size);
+    at += p.size;
+  }
+  b.pieces.clear();
   if (!b.has_runs) return ~crc32_update(0xffffffffu, data, b.rle_bytes);
   scratch.resize(b.buffer.size());
   const size_t w = encode(data, b.as_read, scratch.data());

@@ -24,6 +24,15 @@
 
 namespace gpbzip2 {
 
+// Input a block refers to instead of holding it: bytes of a region the reader read, or
+// `size` copies of `fill` where a whole region holds one byte.
+struct InputPiece {
+  std::shared_ptr<const uint8_t> region;  // null for a fill
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  uint8_t fill = 0;
+};
+
 struct RawBlock {
   uint64_t index = 0;
   // The block after the first RLE, buffer[0, rle_bytes), once its first `as_read` input
@@ -34,6 +43,10 @@ struct RawBlock {
   size_t rle_bytes = 0;      // its size after the first RLE: what the BWT sorts
   bool has_runs = false;     // holds four equal bytes in a row, so the RLE changes it
   size_t as_read = 0;        // 0 where it has no runs
+  // Beside GPU stations (start_scouts) the reader leaves the copy of the input held as
+  // read to the block's station: these pieces, copied to the front of buffer by
+  // finish_block, so that one thread does not copy every byte.
+  std::vector<InputPiece> pieces;
   // What the BWT sorts, once finished.
   std::span<const uint8_t> text() const { return {buffer.data(), rle_bytes}; }
 };
@@ -57,6 +70,7 @@ class BlockReader {
   // From now on `count` threads search the regions for runs ahead of next(), and read
   // them too from a file. From a pipe the reader reads on alone, a few regions ahead:
   // a read of a pipe may wait for ever, and a thread waiting there could not be stopped.
+  // Blocks then refer to the regions (RawBlock::pieces) instead of holding a copy.
   // Only where the reader is the limit, beside GPU stations (it scans about 1-2 GB/s
   // alone, and the extra copy costs where cores are few).
   void start_scouts(int count, bool from_pipe = false);
@@ -76,7 +90,7 @@ class BlockReader {
   struct Region {
     uint64_t begin = 0;
     size_t size = 0;
-    std::unique_ptr<uint8_t[]> data;  // null once all its bytes are known equal
+    std::shared_ptr<uint8_t> data;  // null once all its bytes are known equal
     size_t lead = 0, tail = 0;
     uint8_t first = 0, last = 0;
     std::vector<Run> runs;
@@ -96,6 +110,7 @@ class BlockReader {
   void close_run(uint64_t begin, uint64_t end);
   uint8_t byte(uint64_t at) const;
   const Region* copy(uint64_t begin, uint64_t end, uint8_t* out) const;
+  void refer(uint64_t begin, uint64_t end, std::vector<InputPiece>& pieces) const;
   void copy_stretch(uint64_t begin, uint64_t end, uint8_t* out);
   void release_before(uint64_t at);
 
@@ -110,7 +125,13 @@ class BlockReader {
   std::map<uint64_t, std::unique_ptr<Region>> ready_;
   // From a pipe: regions the reader read, for the scouts to search.
   std::deque<std::pair<uint64_t, std::unique_ptr<Region>>> to_scan_;
-  std::vector<std::unique_ptr<uint8_t[]>> spare_;
+  // Region buffers come back here when the reader and every block that refers to them
+  // are done with them: they are reused, not faulted in again.
+  struct Spares {
+    std::mutex mu;
+    std::vector<std::unique_ptr<uint8_t[]>> buffers;
+  };
+  std::shared_ptr<Spares> spare_ = std::make_shared<Spares>();
   size_t loaded_ = 0;
   uint64_t next_load_ = 0, read_pos_ = 0;
   bool read_done_ = false, stop_ = false;
@@ -131,9 +152,10 @@ class BlockReader {
   uint64_t consumed_ = 0, rle_consumed_ = 0;
 };
 
-// What the reader leaves to the block's station: the block CRC (of the original bytes)
-// and the first RLE of the input it left as read; the block is then written to
-// `scratch`, which trades places with the block's buffer. Returns the CRC.
+// What the reader leaves to the block's station: the copy of the input it referred to,
+// the block CRC (of the original bytes) and the first RLE of the input it left as read;
+// the block is then written to `scratch`, which trades places with the block's buffer.
+// Returns the CRC.
 uint32_t finish_block(RawBlock& b, ByteVector& scratch);
 
 }  // namespace gpbzip2
