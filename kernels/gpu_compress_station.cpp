@@ -1,10 +1,11 @@
-// The GPU station: on the first visible device, several lanes (host threads, each with
-// its own stream and buffers) take batches of prepared blocks (run-length coded by the
-// CPU stations) from the work queue, sort them on the GPU and hand them back for entropy
+// The GPU stations: on each device used, several lanes (host threads, each with its own
+// stream and buffers) take batches of prepared blocks (run-length coded by the CPU
+// stations) from the work queue, sort them on the GPU and hand them back for entropy
 // coding; one lane's uploads and downloads overlap the others' sorts. Any GPU failure
 // sends the batch back to the CPU, unsorted.
 #include <algorithm>
 #include <chrono>
+#include <latch>
 #include <memory>
 
 #include "common/format.h"
@@ -46,9 +47,10 @@ std::unique_ptr<GpuBwt> open_lane(const GpuDevice& d, int level) {
 
 // One lane: opens its share of the device, then sorts batches until the queue has no
 // raw work left for it. The lane joins the queue only once open; meanwhile the CPU
-// stations take the blocks beyond the first batches.
+// stations take the blocks beyond the first batches. `tried` counts down once it opened
+// or failed to.
 void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& notices,
-              GpuGate& gate) {
+              GpuGate& gate, std::latch& tried) {
   std::unique_ptr<GpuBwt> bwt;
   try {
     bwt = open_lane(device, level);
@@ -57,10 +59,12 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
     notices.gpu_failed(device, e.what());
     const std::string why = e.what();
     gate.report(&why);
+    tried.count_down();
     return;
   }
   const int id = queue.add_gpu_station(bwt->max_blocks());
   gate.report(nullptr);
+  tried.count_down();
   std::vector<BlockView> blocks;
   std::vector<std::optional<BwtResult>> sorted;
   for (;;) {
@@ -99,52 +103,63 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
   queue.remove_gpu_station(id);
 }
 
-// The lanes of the one GPU used: the first that CUDA_VISIBLE_DEVICES lists. It sorts
-// about 3 GB/s, faster than 32 cores entropy-code, so a second adds no speed, only its
-// opening time: with the parallel reader, on 2 H200s + 32 cores, 1.3 GB took 1.34-1.40 s
-// on both against 1.05-1.16 s on the first (kernels/NOTES.md).
-std::vector<std::thread> start_lanes(WorkQueue& queue, const GpuDevice& d, int level,
-                                     const std::shared_ptr<GpuNotices>& notices,
-                                     const std::shared_ptr<GpuGate>& gate) {
-  queue.reserve_for_gpus(kLanesPerGpu * lane_batch_blocks(d, level));
-  std::vector<std::thread> threads;
-  for (int l = 0; l < kLanesPerGpu; l++)
-    threads.emplace_back([&queue, d, level, notices, gate] {
-      run_lane(queue, d, level, *notices, *gate);
-    });
-  return threads;
+// The lanes of each device used, one device after the other: two H200s opened together
+// took 0.05 s longer than one alone, so further devices open once the first's lanes are
+// open (or failed), and only while the input goes on or none opened yet. Returns once all
+// lanes ended.
+void run_devices(WorkQueue& queue, const std::vector<GpuDevice>& devices, int level,
+                 GpuNotices& notices, GpuGate& gate) {
+  std::vector<std::unique_ptr<std::latch>> tried;
+  std::vector<std::thread> lanes;
+  for (const GpuDevice& d : devices) {
+    if (!tried.empty()) {
+      tried.back()->wait();
+      if (queue.input_closed() && gate.any_opened()) break;
+    }
+    tried.push_back(std::make_unique<std::latch>(kLanesPerGpu));
+    queue.reserve_for_gpus(kLanesPerGpu * lane_batch_blocks(d, level));
+    for (int l = 0; l < kLanesPerGpu; l++)
+      lanes.emplace_back([&queue, &d, level, &notices, &gate, &tried = *tried.back()] {
+        run_lane(queue, d, level, notices, gate, tried);
+      });
+  }
+  for (auto& t : lanes) t.join();
 }
 
 }  // namespace
 
-GpuStations start_gpu_stations(WorkQueue& queue, const CompressOptions& opts) {
+GpuStations start_gpu_stations(WorkQueue& queue, const CompressOptions& opts, int gpus) {
   if (opts.gpu == GpuMode::Off) return {};
   auto notices =
       std::make_shared<GpuNotices>(opts.notice, "its blocks are compressed on the CPU");
-  auto gate = std::make_shared<GpuGate>(kLanesPerGpu);
-  const int level = opts.level;
+  std::vector<GpuDevice> devices;
   if (opts.gpu == GpuMode::On) {
-    std::vector<GpuDevice> devices = list_gpus();
+    devices = list_gpus();
     if (devices.empty())
       throw Error(ErrorKind::Io, "no usable GPU: no CUDA device found (or no driver)");
-    return {start_lanes(queue, devices.front(), level, notices, gate), gate};
+    devices.resize(std::min(devices.size(), size_t(gpus)));
   }
-  // Auto: even listing the devices takes a while (driver start); the CPU stations work
-  // meanwhile.
+  // Auto lists the devices in the starter: even that takes a while (driver start), and
+  // the CPU stations work meanwhile. Nothing waits at its gate.
+  auto gate = std::make_shared<GpuGate>(kLanesPerGpu * int(devices.size()));
+  const int level = opts.level;
   std::vector<std::thread> starter;
-  starter.emplace_back([&queue, level, notices, gate] {
+  starter.emplace_back([&queue, devices, gpus, level, notices, gate]() mutable {
     try {
-      const std::vector<GpuDevice> devices = list_gpus();
       if (devices.empty()) {
-        queue.no_gpu_found();
-        return;
+        devices = list_gpus();
+        if (devices.empty()) {
+          queue.no_gpu_found();
+          return;
+        }
+        devices.resize(std::min(devices.size(), size_t(gpus)));
       }
-      for (auto& t : start_lanes(queue, devices.front(), level, notices, gate)) t.join();
+      run_devices(queue, devices, level, *notices, *gate);
     } catch (...) {
       queue.abort(std::current_exception());
     }
   });
-  return {std::move(starter), nullptr};
+  return {std::move(starter), opts.gpu == GpuMode::On ? gate : nullptr};
 }
 
 }  // namespace gpbzip2

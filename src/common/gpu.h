@@ -52,6 +52,10 @@ class GpuGate {
     }
     cv_.notify_all();
   }
+  bool any_opened() {
+    std::lock_guard lk(mu_);
+    return opened_ > 0;
+  }
   // Returns once a lane is open; throws Error(ErrorKind::Io, "no usable GPU: ...") once
   // all failed.
   void wait_usable() {
@@ -76,8 +80,8 @@ struct GpuStations {
   std::shared_ptr<GpuGate> must_open;
 };
 
-// Starts the GPU station for one compression, on the first usable device: it takes
-// batches of raw blocks from `queue` and hands them back sorted and moved to front.
+// Starts the GPU stations for one compression, on the first `gpus` usable devices: they
+// take batches of raw blocks from `queue` and hand them back sorted and moved to front.
 // GpuMode::Off starts none and touches no GPU. GpuMode::On opens the lanes in the
 // background like Auto, but throws Error(ErrorKind::Io, "no usable GPU: ...") at once
 // when no device is listed (no CUDA device visible, no driver, CUDA_VISIBLE_DEVICES
@@ -85,7 +89,7 @@ struct GpuStations {
 // the device in the background while the CPU stations work, and quietly uses none if
 // there is none. A GPU that fails to open or fails later only costs speed: its blocks go
 // to the CPU stations and opts.notice gets one line.
-GpuStations start_gpu_stations(WorkQueue& queue, const CompressOptions& opts);
+GpuStations start_gpu_stations(WorkQueue& queue, const CompressOptions& opts, int gpus);
 
 // The same for decompression: the GPU station inverts the BWT of batches of blocks whose
 // symbols the CPU stations decoded, with the same modes, failures and notices. The

@@ -9,7 +9,7 @@ bool built_with_cuda() { return false; }
 std::vector<GpuDevice> list_gpus() { return {}; }
 void exit_program(int status) { std::exit(status); }
 
-GpuStations start_gpu_stations(WorkQueue&, const CompressOptions& opts) {
+GpuStations start_gpu_stations(WorkQueue&, const CompressOptions& opts, int) {
   if (opts.gpu == GpuMode::On)
     throw Error(ErrorKind::Io, "no usable GPU: this gpbzip2 was built without CUDA");
   return {};

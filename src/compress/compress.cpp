@@ -17,8 +17,9 @@ namespace {
 
 // Threads that search the input's regions for runs ahead of the reader (and read a
 // file's), beside GPU stations: the reader alone scans at 1-2 GB/s and slows to 1.4-1.5
-// there, to 0.65-0.75 from a pipe (kernels/NOTES.md).
-constexpr int kReaderScouts = 2;
+// there, to 0.65-0.75 from a pipe (kernels/NOTES.md). Four, where blocks refer to the
+// regions: two H200s took what the reader cut at 3 GB/s with four or six alike.
+constexpr int kReaderScouts = 4;
 
 // Opening a GPU costs time however little it then sorts (driver start, the lanes' buffers,
 // the exit), though the CPU stations compress meanwhile, so GpuMode::Auto opens one only
@@ -34,6 +35,16 @@ constexpr double kCpuBytesPerSecondPerThread = 15e6;
 uint64_t gpu_worth_bytes(int threads) {
   return uint64_t(double(threads) * kCpuBytesPerSecondPerThread * kGpuWorthSeconds);
 }
+
+// Each GPU after the first opens once the first's lanes are open, and only for a file
+// with this much more to sort. Beside one, a second sorts what the reader cuts beyond
+// the first's 2 GB/s, up to about 3 GB/s, but costs its opening and its memory. On 2
+// H200s + 32 cores, silesia -9, it paid at 1.3 GB in most calls (same binary, both
+// devices visible, medians of 8: 1.04 / 1.11 s after 3 s idle, 0.94 / 1.21 back to
+// back), at 327-800 MB it did not (kernels/NOTES.md, session 19).
+constexpr double kSortBytesPerGpu = 1e9;
+
+int gpus_for(double sort_bytes) { return 1 + int(std::min(sort_bytes / kSortBytesPerGpu, 64.0)); }
 
 // An input of one block (a small file) is compressed by the calling thread, so that small
 // files compressed one after another (find -exec) pay for no thread starts and no
@@ -109,12 +120,17 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     by_period += cheap ? b.rle_bytes : 0;
     last_rate = cheap ? 0 : double(b.rle_bytes) / double(b.input_bytes);
   };
-  auto gpu_worth_it = [&] {
+  // What the BWT would sort in all, for a file.
+  auto sort_bytes = [&] {
     const double encoded = double(reader.rle_bytes_read() - by_period);
-    if (opts.input_size == 0) return encoded >= double(gpu_worth / 4);
     const double unread = double(opts.input_size - std::min(opts.input_size, reader.bytes_read()));
     const double rate = std::max(encoded / double(reader.bytes_read()), last_rate);
-    return encoded + unread * rate >= double(gpu_worth);
+    return encoded + unread * rate;
+  };
+  auto gpu_worth_it = [&] {
+    if (opts.input_size == 0)
+      return double(reader.rle_bytes_read() - by_period) >= double(gpu_worth / 4);
+    return sort_bytes() >= double(gpu_worth);
   };
   note_block(job.raw);
   const bool gpu_first = opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && gpu_worth_it());
@@ -127,7 +143,9 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   WorkQueue queue(size_t(2 * expected + 2), expected);
   GpuStations gpu;
   auto start_gpu = [&] {
-    gpu = start_gpu_stations(queue, opts);
+    // From a pipe the reader reads alone, slower than one GPU sorts: one GPU.
+    const int gpus = opts.input_size > 0 ? gpus_for(sort_bytes()) : 1;
+    gpu = start_gpu_stations(queue, opts, gpus);
     gpu_started = true;
   };
   if (gpu_first) start_gpu();

@@ -130,6 +130,11 @@ bool WorkQueue::gpu_stations_open() {
   return gpus_active_ > 0;
 }
 
+bool WorkQueue::input_closed() {
+  std::lock_guard lk(mu_);
+  return input_closed_;
+}
+
 void WorkQueue::reserve_for_gpus(size_t blocks) {
   std::lock_guard lk(mu_);
   max_uncoded_ += blocks;

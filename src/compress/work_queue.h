@@ -86,6 +86,8 @@ class WorkQueue {
   void reserve_for_gpus(size_t blocks);
   // Whether a GPU station has joined (and not yet left).
   bool gpu_stations_open();
+  // Whether the reader has pushed its last block.
+  bool input_closed();
   // Whether a GPU was found and its stations began to open: from then on the CPU stations
   // run nicer (thread_priority.h).
   bool gpu_found() const { return gpu_found_.load(std::memory_order_relaxed); }
