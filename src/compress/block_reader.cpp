@@ -401,8 +401,10 @@ bool BlockReader::next(RawBlock& out) {
   uint64_t cur = start;
   uint64_t copied = start;  // the input [start, copied) is in `text` as read
   out.pieces.clear();
+  // A pipe's regions hold what one read gave, a few bytes at times, each in a region's
+  // buffer: a block that kept them would keep megabytes; it gets a copy.
   auto copy_as_read = [&](uint64_t to) {
-    if (scouting_)
+    if (scouting_ && !reader_reads_)
       refer(copied, to, out.pieces);
     else
       copy(copied, to, text + (copied - start));

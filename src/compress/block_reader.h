@@ -43,8 +43,8 @@ struct RawBlock {
   size_t rle_bytes = 0;      // its size after the first RLE: what the BWT sorts
   bool has_runs = false;     // holds four equal bytes in a row, so the RLE changes it
   size_t as_read = 0;        // 0 where it has no runs
-  // Beside GPU stations (start_scouts) the reader leaves the copy of the input held as
-  // read to the block's station: these pieces, copied to the front of buffer by
+  // Beside GPU stations (start_scouts, a file) the reader leaves the copy of the input
+  // held as read to the block's station: these pieces, copied to the front of buffer by
   // finish_block, so that one thread does not copy every byte.
   std::vector<InputPiece> pieces;
   // What the BWT sorts, once finished.
@@ -70,7 +70,8 @@ class BlockReader {
   // From now on `count` threads search the regions for runs ahead of next(), and read
   // them too from a file. From a pipe the reader reads on alone, a few regions ahead:
   // a read of a pipe may wait for ever, and a thread waiting there could not be stopped.
-  // Blocks then refer to the regions (RawBlock::pieces) instead of holding a copy.
+  // Blocks of a file then refer to the regions (RawBlock::pieces) instead of holding a
+  // copy.
   // Only where the reader is the limit, beside GPU stations (it scans about 1-2 GB/s
   // alone, and the extra copy costs where cores are few).
   void start_scouts(int count, bool from_pipe = false);
