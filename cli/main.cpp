@@ -3,7 +3,10 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -17,8 +20,26 @@
 namespace gpbzip2::cli {
 namespace {
 
+// The most GPUs this run opens: one to decompress or test, and for compression what the
+// largest input may want (stdin counts where it is a file).
+int most_gpus(const Options& o) {
+  if (o.op != OpMode::Compress) return 1;
+  auto size = [](int rc, const struct stat& st) {
+    return rc == 0 && S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
+  };
+  struct stat st {};
+  if (o.src == SrcMode::StdinToStdout) return most_compress_gpus(size(fstat(STDIN_FILENO, &st), st));
+  int most = 1;
+  for (const auto& f : o.files)
+    most = std::max(most, most_compress_gpus(size(stat(f.c_str(), &st), st)));
+  return most;
+}
+
 int run(const Options& o) {
   start_run(o);
+  // The driver starts every GPU it sees: it is shown those the run may use. Set before
+  // any thread starts.
+  if (o.gpu != GpuMode::Off && built_with_cuda()) show_first_gpus(most_gpus(o));
   if (o.gpu == GpuMode::On && list_gpus().empty()) {
     say("--gpu=on: no usable GPU%s.", built_with_cuda() ? "" : " (this build has no CUDA)");
     return 1;

@@ -42,6 +42,10 @@ struct CompressTotals : StreamTotals {
 // opts.perturb. Throws Error; on error some output may already have been written.
 CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts);
 
+// The most GPUs compress_stream opens for an input of `input_size` bytes (as
+// CompressOptions has it; 0 for a pipe), whatever the input holds. Decompression opens one.
+int most_compress_gpus(uint64_t input_size);
+
 struct DecompressOptions {
   int threads = 0;  // decoding threads; 0 means one per core
   GpuMode gpu = GpuMode::Auto;

@@ -27,6 +27,15 @@ bool built_with_cuda();
 // Usable devices (CUDA_VISIBLE_DEVICES respected); empty when none or no driver.
 std::vector<GpuDevice> list_gpus();
 
+// The first `count` devices of a CUDA_VISIBLE_DEVICES list (`visible`: its value, or
+// nullptr where it is unset and every device is visible: then "0,1,...").
+std::string first_gpus(const char* visible, int count);
+// Lets the CUDA driver see only the first `count` devices it would (CUDA_VISIBLE_DEVICES
+// narrowed; a list the user set keeps its first entries): its start costs for every device
+// it sees. Only before the driver starts and before any thread does (it sets the
+// environment); the process sees no other GPU afterwards.
+void show_first_gpus(int count);
+
 // Ends the program with `status` once its work is done and its outputs are closed: as
 // std::exit, except where this process started the CUDA driver. Then the kernel's release
 // of the device as the process ends (0.06-0.14 s, kernels/NOTES.md) would delay the exit

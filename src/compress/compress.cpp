@@ -88,6 +88,11 @@ int stations_beside_gpu(const CompressOptions& opts, int threads) {
 
 }  // namespace
 
+// bzip2's first run-length coding makes 5 bytes of a run of 4 at most.
+int most_compress_gpus(uint64_t input_size) {
+  return input_size == 0 ? 1 : gpus_for(1.25 * double(input_size));
+}
+
 CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opts) {
   if (opts.level < format::kMinLevel || opts.level > format::kMaxLevel)
     throw Error(ErrorKind::Internal, "compression level out of range");

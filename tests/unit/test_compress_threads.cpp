@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/cpu_count.h"
+#include "common/gpu.h"
 #include "common/format.h"
 #include "generators.h"
 #include "gpbzip2.h"
@@ -140,4 +141,25 @@ TEST_CASE("a cgroup v1 CPU quota, where the cpu hierarchy is mounted", "[threads
                            " rw - cgroup cgroup rw,cpuacct,cpu\n");
   CHECK(gpbzip2::cgroup_cpu_limit(cgroup, mountinfo) == 3);
   fs::remove_all(dir);
+}
+
+TEST_CASE("the GPUs shown to the driver: the first of those it would show", "[threads]") {
+  using gpbzip2::first_gpus;
+  CHECK(first_gpus(nullptr, 1) == "0");
+  CHECK(first_gpus(nullptr, 3) == "0,1,2");
+  CHECK(first_gpus("2,3,5", 1) == "2");
+  CHECK(first_gpus("2,3,5", 2) == "2,3");
+  CHECK(first_gpus("2,3,5", 3) == "2,3,5");
+  CHECK(first_gpus("2,3,5", 8) == "2,3,5");
+  CHECK(first_gpus("GPU-8f2a,MIG-1c3d", 1) == "GPU-8f2a");
+  CHECK(first_gpus("", 1).empty());  // none visible stays none
+}
+
+TEST_CASE("compression opens one GPU up to 1 GB to sort, a further one each GB more",
+          "[threads]") {
+  CHECK(gpbzip2::most_compress_gpus(0) == 1);  // a pipe
+  CHECK(gpbzip2::most_compress_gpus(700'000'000) == 1);
+  // Runs of four bytes grow by a quarter in bzip2's first run-length coding.
+  CHECK(gpbzip2::most_compress_gpus(900'000'000) == 2);
+  CHECK(gpbzip2::most_compress_gpus(1'700'000'000) == 3);
 }
