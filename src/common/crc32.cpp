@@ -1,5 +1,7 @@
 #include "crc32.h"
 
+#include <cstring>
+
 #ifdef __x86_64__
 #include <immintrin.h>
 
@@ -99,8 +101,65 @@ GPBZIP2_PCLMUL uint32_t crc32_update_pclmul(uint32_t crc, const uint8_t* p, size
   return crc32_update_tables(crc32_update_tables(0, rest, 16), p, n);
 }
 
+// Runs: the CRC after `count` copies of byte c is (crc * x^(8 count) + c * S) mod P, where
+// S = x^32 (1 + x^8 + ... + x^(8 (count - 1))) mod P: two products by constants of a
+// table and one Barrett reduction, whatever the count (a run piece stands for up to 255).
+constexpr size_t kRunTable = 256;
+struct RunConstants {
+  uint32_t shift[kRunTable], sum[kRunTable];  // x^(8n) mod P and S for count n
+  uint64_t mu;                                // x^64 / P
+  RunConstants() {
+    uint32_t power = 1, total = 0;  // x^(8n) and x^32 * (1 + ... + x^(8(n-1))), mod P
+    for (size_t n = 0; n < kRunTable; n++) {
+      shift[n] = power;
+      sum[n] = total;
+      total ^= times_x(power, 32);
+      power = times_x(power, 8);
+    }
+    // Long division of x^64 by P = x^32 + 0x04C11DB7.
+    unsigned __int128 rest = static_cast<unsigned __int128>(1) << 64;
+    const unsigned __int128 p = (uint64_t(1) << 32) | 0x04C11DB7u;
+    mu = 0;
+    for (int bit = 64; bit >= 32; bit--)
+      if (rest >> bit & 1) {
+        mu |= uint64_t(1) << (bit - 32);
+        rest ^= p << (bit - 32);
+      }
+  }
+  static uint32_t times_x(uint32_t r, int k) {
+    for (int i = 0; i < k; i++) r = (r & 0x80000000u) ? (r << 1) ^ 0x04C11DB7u : r << 1;
+    return r;
+  }
+};
+const RunConstants kRun;
+
+GPBZIP2_PCLMUL inline uint64_t clmul(uint64_t a, uint64_t b) {  // products under 2^64 here
+  return uint64_t(_mm_cvtsi128_si64(
+      _mm_clmulepi64_si128(_mm_cvtsi64_si128(int64_t(a)), _mm_cvtsi64_si128(int64_t(b)), 0)));
+}
+
+GPBZIP2_PCLMUL uint32_t crc32_run_pclmul(uint32_t crc, uint8_t byte, size_t count) {
+  const uint64_t r = clmul(crc, kRun.shift[count]) ^ clmul(byte, kRun.sum[count]);
+  const uint64_t q = clmul(r >> 32, kRun.mu) >> 32;  // r / P
+  return uint32_t(r ^ clmul(q, 0x04C11DB7u));
+}
+
 }  // namespace
 #endif
+
+uint32_t crc32_run(uint32_t crc, uint8_t byte, size_t count) {
+#ifdef __x86_64__
+  if (kHavePclmul) {
+    for (; count >= kRunTable; count -= kRunTable - 1)
+      crc = crc32_run_pclmul(crc, byte, kRunTable - 1);
+    return crc32_run_pclmul(crc, byte, count);
+  }
+#endif
+  uint8_t fill[256];
+  std::memset(fill, byte, sizeof fill);
+  for (; count > sizeof fill; count -= sizeof fill) crc = crc32_update_tables(crc, fill, sizeof fill);
+  return crc32_update_tables(crc, fill, count);
+}
 
 uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n) {
 #ifdef __x86_64__

@@ -17,6 +17,10 @@ uint32_t crc32_update(uint32_t crc, const uint8_t* p, size_t n);
 // The same by table lookups alone (slicing by 16), for any CPU.
 uint32_t crc32_update_tables(uint32_t crc, const uint8_t* p, size_t n);
 
+// The same through `count` copies of `byte`: a few multiplications where the CPU has
+// carry-less ones, whatever the count.
+uint32_t crc32_run(uint32_t crc, uint8_t byte, size_t count);
+
 inline uint32_t crc32_byte(uint32_t crc, uint8_t b) {
   return (crc << 8) ^ kCrc32.t[0][(crc >> 24) ^ b];
 }

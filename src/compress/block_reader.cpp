@@ -39,18 +39,12 @@ const uint8_t* find_run4(const uint8_t* p, const uint8_t* e) {
 // stands for.
 uint32_t crc_of_encoding(uint32_t crc, const uint8_t* p, size_t n) {
   const uint8_t* const e = p + n;
-  uint8_t fill[4 + 255];
-  int filled = -1;  // the byte `fill` holds
   while (e - p >= 5) {
     const uint8_t* const run = find_run4(p, e - 4);
     crc = crc32_update(crc, p, size_t(run - p));
     p = run;
     if (run == e - 4) break;
-    if (filled != *run) {
-      std::memset(fill, *run, sizeof fill);
-      filled = *run;
-    }
-    crc = crc32_update(crc, fill, 4 + size_t(run[4]));
+    crc = crc32_run(crc, *run, 4 + size_t(run[4]));
     p = run + 5;
   }
   return crc32_update(crc, p, size_t(e - p));

@@ -46,6 +46,18 @@ TEST_CASE("CRC by carry-less multiplication equals the tables' CRC", "[crc]") {
   }
 }
 
+TEST_CASE("CRC through a run equals the CRC of its bytes", "[crc]") {
+  std::mt19937 rng(7);
+  std::vector<uint8_t> fill(1000);
+  for (int i = 0; i < 2000; i++) {
+    const uint32_t crc = uint32_t(rng());
+    const auto byte = uint8_t(rng());
+    const size_t count = i < 600 ? size_t(i) : rng() % fill.size();
+    std::fill(fill.begin(), fill.end(), byte);
+    CHECK(gpbzip2::crc32_run(crc, byte, count) == gpbzip2::crc32_update_tables(crc, fill.data(), count));
+  }
+}
+
 TEST_CASE("BitWriter packs MSB first and appends at any bit offset", "[bits]") {
   gpbzip2::BitWriter w;
   w.put(3, 0b101);
