@@ -65,6 +65,23 @@ TEST_CASE("thread count does not change the output", "[oracle]") {
   for (int threads : {1, 2, 3, 8}) REQUIRE(testing::gp_compress(in, 2, threads) == ref);
 }
 
+TEST_CASE("long runs with many threads: scouts search ahead of the reader", "[oracle]") {
+  // Each block stands for some 4-5 MB of input at -1: sixteen stations would sort faster
+  // than the reader cuts, so it starts scouts after the first block.
+  for (const std::string kind : {"runs", "zeros"}) {
+    INFO(kind);
+    const auto in = generate(kind, 20000000, 3);
+    const auto ref = testing::bzip2_reference(in, 1);
+    gpbzip2::CompressOptions o;
+    o.level = 1;
+    o.threads = 16;
+    o.gpu = gpbzip2::GpuMode::Off;
+    REQUIRE(testing::gp_compress(in, o) == ref);
+    o.input_size = in.size();  // as a file: the scouts read the regions too
+    REQUIRE(testing::gp_compress(in, o) == ref);
+  }
+}
+
 TEST_CASE("Silesia files at -9 and -1", "[oracle][silesia]") {
   auto dir = testing::silesia_dir();
   if (!std::filesystem::exists(dir)) {
