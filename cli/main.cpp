@@ -28,7 +28,8 @@ int most_gpus(const Options& o) {
     return rc == 0 && S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
   };
   struct stat st {};
-  if (o.src == SrcMode::StdinToStdout) return most_compress_gpus(size(fstat(STDIN_FILENO, &st), st));
+  if (o.src == SrcMode::StdinToStdout)
+    return most_compress_gpus(size(fstat(STDIN_FILENO, &st), st));
   int most = 1;
   for (const auto& f : o.files)
     most = std::max(most, most_compress_gpus(size(stat(f.c_str(), &st), st)));

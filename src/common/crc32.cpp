@@ -157,7 +157,8 @@ uint32_t crc32_run(uint32_t crc, uint8_t byte, size_t count) {
 #endif
   uint8_t fill[256];
   std::memset(fill, byte, sizeof fill);
-  for (; count > sizeof fill; count -= sizeof fill) crc = crc32_update_tables(crc, fill, sizeof fill);
+  for (; count > sizeof fill; count -= sizeof fill)
+    crc = crc32_update_tables(crc, fill, sizeof fill);
   return crc32_update_tables(crc, fill, count);
 }
 

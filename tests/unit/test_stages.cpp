@@ -54,7 +54,8 @@ TEST_CASE("CRC through a run equals the CRC of its bytes", "[crc]") {
     const auto byte = uint8_t(rng());
     const size_t count = i < 600 ? size_t(i) : rng() % fill.size();
     std::fill(fill.begin(), fill.end(), byte);
-    CHECK(gpbzip2::crc32_run(crc, byte, count) == gpbzip2::crc32_update_tables(crc, fill.data(), count));
+    CHECK(gpbzip2::crc32_run(crc, byte, count) ==
+          gpbzip2::crc32_update_tables(crc, fill.data(), count));
   }
 }
 
