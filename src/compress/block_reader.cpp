@@ -170,7 +170,18 @@ void BlockReader::scan(Region& r) const {
   }
 }
 
-void BlockReader::scout() {
+void BlockReader::scout_failed(std::exception_ptr error) {
+  {
+    std::lock_guard lk(mu_);
+    if (!scout_error_) scout_error_ = error;
+    stop_ = true;
+  }
+  room_cv_.notify_all();
+  scan_cv_.notify_all();
+  ready_cv_.notify_all();
+}
+
+void BlockReader::scout() try {
   for (;;) {
     std::unique_ptr<Region> r;
     uint64_t index;
@@ -197,10 +208,12 @@ void BlockReader::scout() {
     }
     ready_cv_.notify_all();
   }
+} catch (...) {
+  scout_failed(std::current_exception());
 }
 
 // A scout beside a reader that reads (a pipe): searches the regions it read, in order.
-void BlockReader::scout_reads_of_reader() {
+void BlockReader::scout_reads_of_reader() try {
   for (;;) {
     std::unique_lock lk(mu_);
     scan_cv_.wait(lk, [&] { return stop_ || !to_scan_.empty(); });
@@ -214,6 +227,8 @@ void BlockReader::scout_reads_of_reader() {
     lk.unlock();
     ready_cv_.notify_all();
   }
+} catch (...) {
+  scout_failed(std::current_exception());
 }
 
 // From a pipe: reads up to two regions a scout past region `index` (a pipe's reads give
@@ -245,8 +260,9 @@ std::unique_ptr<BlockReader::Region> BlockReader::take(uint64_t index) {
   }
   std::unique_lock lk(mu_);
   if (reader_reads_) read_ahead(lk, index);
-  ready_cv_.wait(lk, [&] { return ready_.count(index) > 0; });
+  ready_cv_.wait(lk, [&] { return ready_.count(index) > 0 || scout_error_; });
   auto it = ready_.find(index);
+  if (it == ready_.end()) std::rethrow_exception(scout_error_);
   std::unique_ptr<Region> r = std::move(it->second);
   ready_.erase(it);
   return r;

@@ -72,8 +72,9 @@ class BlockReader {
   // a read of a pipe may wait for ever, and a thread waiting there could not be stopped.
   // Blocks of a file then refer to the regions (RawBlock::pieces) instead of holding a
   // copy.
-  // Only where the reader is the limit, beside GPU stations (it scans about 1-2 GB/s
-  // alone, and the extra copy costs where cores are few).
+  // Only where the reader is the limit (it scans about 1-2 GB/s alone, and the extra copy
+  // costs where cores are few). A scout that fails (memory ran out) stops the others, and
+  // next() throws its error.
   void start_scouts(int count, bool from_pipe = false);
   // Input bytes cut into blocks so far, and their size after the first RLE.
   uint64_t bytes_read() const { return consumed_; }
@@ -102,6 +103,7 @@ class BlockReader {
 
   void scout();
   void scout_reads_of_reader();
+  void scout_failed(std::exception_ptr error);
   void read_ahead(std::unique_lock<std::mutex>& lk, uint64_t index);
   std::unique_ptr<Region> load();
   void scan(Region& r) const;
@@ -136,6 +138,7 @@ class BlockReader {
   size_t loaded_ = 0;
   uint64_t next_load_ = 0, read_pos_ = 0;
   bool read_done_ = false, stop_ = false;
+  std::exception_ptr scout_error_;  // the first scout's failure
   // Set before the scouts start, never after: read without mu_.
   bool scouting_ = false, reader_reads_ = false;
   std::vector<std::thread> scouts_;
