@@ -178,6 +178,11 @@ int address_space_thread_limit(uint64_t per_thread, uint64_t reserve) {
 
 }  // namespace
 
+bool address_space_limited() {
+  rlimit as{};
+  return getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
+}
+
 int station_count(int asked, uint64_t per_thread, uint64_t reserve) {
   const int wanted = asked > 0 ? asked : default_thread_count();
   return std::min(wanted, address_space_thread_limit(per_thread, reserve));

@@ -26,6 +26,9 @@ int cgroup_cpu_limit(const std::string& proc_self_cgroup = "/proc/self/cgroup",
 // not fail a run for want of a sixteenth.
 int station_count(int asked, uint64_t per_thread, uint64_t reserve);
 
+// Whether the process runs under an address-space limit (ulimit -v).
+bool address_space_limited();
+
 // Starts a station thread running `f` into `threads`. False where the system gives no
 // more threads (an address-space limit holds their stacks): those started go on alone.
 // With none started, memory has run out (std::bad_alloc, as bzip2 reports it).

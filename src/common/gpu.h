@@ -30,10 +30,17 @@ std::vector<GpuDevice> list_gpus();
 // The first `count` devices of a CUDA_VISIBLE_DEVICES list (`visible`: its value, or
 // nullptr where it is unset and every device is visible: then "0,1,...").
 std::string first_gpus(const char* visible, int count);
+// Whether, with CUDA_VISIBLE_DEVICES unset, the indices 0..count-1 name the driver's first
+// `count` devices and leave some out, by the kernel module's list under `proc`
+// (/proc/driver/nvidia): more GPUs than `count`, all of one model (the driver puts the
+// fastest first, and equals in bus order, as the indices go), none split into MIG
+// instances (named by UUID only).
+bool indices_name_first_gpus(const std::string& proc, int count);
 // Lets the CUDA driver see only the first `count` devices it would (CUDA_VISIBLE_DEVICES
-// narrowed; a list the user set keeps its first entries): its start costs for every device
-// it sees. Only before the driver starts and before any thread does (it sets the
-// environment); the process sees no other GPU afterwards.
+// narrowed: a list the user set keeps its first entries; where unset, only where
+// indices_name_first_gpus): its start costs for every device it sees. Only before the
+// driver starts and before any thread does (it sets the environment); the process sees
+// no other GPU afterwards.
 void show_first_gpus(int count);
 
 // Ends the program with `status` once its work is done and its outputs are closed: as

@@ -2,7 +2,10 @@
 // program then uses: on a host with two idle H200s its start took 0.23-0.48 s with both
 // visible and 0.12 s with one (kernels/NOTES.md, session 19).
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <system_error>
 
 #include "gpu.h"
 
@@ -28,9 +31,32 @@ std::string first_gpus(const char* visible, int count) {
   return list.substr(0, end);
 }
 
+bool indices_name_first_gpus(const std::string& proc, int count) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  int gpus = 0;
+  std::string first_model;
+  for (const auto& gpu : fs::directory_iterator(proc + "/gpus", ec)) {
+    std::ifstream info(gpu.path() / "information");
+    std::string line, model;
+    while (std::getline(info, line))
+      if (line.rfind("Model:", 0) == 0) model = line;
+    if (model.empty() || (gpus > 0 && model != first_model)) return false;
+    first_model = model;
+    gpus++;
+  }
+  if (ec || gpus <= count) return false;
+  // A GPU split into MIG instances lists them as gpuN/mig/giM: those are named by UUID.
+  for (const auto& gpu : fs::directory_iterator(proc + "/capabilities", ec))
+    for (const auto& entry : fs::directory_iterator(gpu.path() / "mig", ec))
+      if (entry.path().filename().string().rfind("gi", 0) == 0) return false;
+  return true;
+}
+
 void show_first_gpus(int count) {
-  setenv("CUDA_VISIBLE_DEVICES", first_gpus(std::getenv("CUDA_VISIBLE_DEVICES"), count).c_str(),
-         1);
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible && !indices_name_first_gpus("/proc/driver/nvidia", count)) return;
+  setenv("CUDA_VISIBLE_DEVICES", first_gpus(visible, count).c_str(), 1);
 }
 
 }  // namespace gpbzip2

@@ -132,7 +132,10 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   double last_rate = 0;  // the last block's bytes to sort per input byte
   auto note_block = [&](const RawBlock& b) {
     if (opts.gpu != GpuMode::Auto || gpu_started || b.input_bytes == 0) return;
-    const bool cheap = !b.has_runs && orders_by_period(b.buffer.data(), int32_t(b.rle_bytes));
+    // A block that refers to the reader's regions (scouts read them) has no bytes of its
+    // own yet: taken as costing what it holds.
+    const bool cheap = b.pieces.empty() && !b.has_runs &&
+                       orders_by_period(b.buffer.data(), int32_t(b.rle_bytes));
     by_period += cheap ? b.rle_bytes : 0;
     last_rate = cheap ? 0 : double(b.rle_bytes) / double(b.input_bytes);
   };
@@ -194,7 +197,11 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     return size_t(beside_gpu ? with_gpu : threads);
   };
 
+  // Not where a GPU is coming (its scouts start with its stations), nor under an
+  // address-space limit, which the scouts' regions count against.
+  const bool limited = address_space_limited();
   auto reader_bound = [&] {
+    if (limited || (gpu_started && built_with_cuda() && !queue.gpus_lost())) return false;
     const double input_per_sorted = double(reader.bytes_read()) / double(reader.rle_bytes_read());
     return double(threads) * kCpuBytesPerSecondPerThread * input_per_sorted > kReaderBytesPerSecond;
   };

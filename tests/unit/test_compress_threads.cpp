@@ -163,3 +163,30 @@ TEST_CASE("compression opens one GPU up to 1 GB to sort, a further one each GB m
   CHECK(gpbzip2::most_compress_gpus(900'000'000) == 2);
   CHECK(gpbzip2::most_compress_gpus(1'700'000'000) == 3);
 }
+
+TEST_CASE("indices name the first GPUs only on a host of one model without MIG instances",
+          "[threads]") {
+  namespace fs = std::filesystem;
+  const fs::path proc = fs::temp_directory_path() / ("gpbzip2-nvidia-" + std::to_string(getpid()));
+  auto gpu = [&](const std::string& bus, const std::string& model) {
+    fs::create_directories(proc / "gpus" / bus);
+    std::ofstream(proc / "gpus" / bus / "information")
+        << "Model: \t\t " << model << "\nIRQ:   \t\t 17\nGPU UUID: \t GPU-" << bus << "\n";
+  };
+  using gpbzip2::indices_name_first_gpus;
+  CHECK_FALSE(indices_name_first_gpus(proc.string(), 1));  // no module: leave it be
+  gpu("0000:18:00.0", "NVIDIA H200");
+  CHECK_FALSE(indices_name_first_gpus(proc.string(), 1));  // one GPU: nothing to leave out
+  gpu("0000:2a:00.0", "NVIDIA H200");
+  CHECK(indices_name_first_gpus(proc.string(), 1));
+  CHECK_FALSE(indices_name_first_gpus(proc.string(), 2));
+  fs::create_directories(proc / "capabilities/gpu1/mig");
+  std::ofstream(proc / "capabilities/gpu1/mig/monitor") << "DeviceFileMinor: 2\n";
+  CHECK(indices_name_first_gpus(proc.string(), 1));  // MIG capable, not split
+  fs::create_directories(proc / "capabilities/gpu1/mig/gi3/ci0");
+  CHECK_FALSE(indices_name_first_gpus(proc.string(), 1));
+  fs::remove_all(proc / "capabilities");
+  gpu("0000:3b:00.0", "NVIDIA T400");  // another model: the driver's order may differ
+  CHECK_FALSE(indices_name_first_gpus(proc.string(), 1));
+  fs::remove_all(proc);
+}
