@@ -69,4 +69,21 @@ for limit in 12000 20000 22000 23000; do
   require_absent big.bz2
 done
 require_intact big "$s_big"
+
+# Long runs at 16 threads, where without a limit scouts would search ahead of the reader:
+# under a limit it reads alone (a scout short of memory once ended the run by SIGABRT).
+"$gen" runs 120000000 4 > runs
+for limit in 16000 20000 24000 28000 32000 40000; do
+  rm -f runs.bz2
+  limited "$limit" "$bin" -1 -k -n16 --gpu=off runs 2> err
+  st=$?
+  if [ "$st" -eq 0 ]; then
+    bzip2 -dc runs.bz2 | cmp -s - runs || fail "runs under $((limit / 1000)) MB: round trip differs"
+    continue
+  fi
+  [ "$st" -eq 1 ] || fail "runs under $((limit / 1000)) MB: exit $st ($(head -c 200 err))"
+  grep -q "couldn't allocate enough memory" err ||
+    fail "runs under $((limit / 1000)) MB: no out-of-memory message"
+  require_absent runs.bz2
+done
 echo "address limit: OK"
