@@ -23,7 +23,7 @@ constexpr int kReaderScouts = 4;
 
 // Without a GPU the reader is the limit only where long runs make each byte to sort many
 // bytes of input: where the CPU stations would take more than this (at their speed
-// below) two scouts search ahead for it (four where GPU stations opened first). On an
+// below) two scouts search ahead for it (where a GPU is coming, its four instead). On an
 // H100 host's 16 cores, -9 --gpu=off, 160 MB of runs of 1-600 bytes took 0.081 s with two
 // scouts, 0.089 with four and 0.100 with none, 500 MB of zeros 0.114 / 0.133 / 0.166
 // (lbzip2 -n16 0.066 and 0.137), and a disk image starting with zeros (8 MB of them, then
