@@ -31,7 +31,7 @@ std::string first_gpus(const char* visible, int count) {
   return list.substr(0, end);
 }
 
-bool indices_name_first_gpus(const std::string& proc, int count) {
+bool indices_name_first_gpus(const std::string& proc, int count) try {
   namespace fs = std::filesystem;
   std::error_code ec;
   int gpus = 0;
@@ -47,10 +47,18 @@ bool indices_name_first_gpus(const std::string& proc, int count) {
   }
   if (ec || gpus <= count) return false;
   // A GPU split into MIG instances lists them as gpuN/mig/giM: those are named by UUID.
-  for (const auto& gpu : fs::directory_iterator(proc + "/capabilities", ec))
-    for (const auto& entry : fs::directory_iterator(gpu.path() / "mig", ec))
+  for (const auto& gpu : fs::directory_iterator(proc + "/capabilities", ec)) {
+    std::error_code mig_ec;
+    for (const auto& entry : fs::directory_iterator(gpu.path() / "mig", mig_ec))
       if (entry.path().filename().string().rfind("gi", 0) == 0) return false;
+    // Not a GPU's entry (no mig folder there), or one that cannot be read: then unknown.
+    if (mig_ec && mig_ec != std::errc::no_such_file_or_directory &&
+        mig_ec != std::errc::not_a_directory)
+      return false;
+  }
   return true;
+} catch (const std::exception&) {  // a listing that fails midway (a GPU unbound meanwhile)
+  return false;
 }
 
 void show_first_gpus(int count) {

@@ -236,7 +236,7 @@ void BlockReader::scout_reads_of_reader() try {
 // without scouts; a block may then wait for a little more input than it holds.
 void BlockReader::read_ahead(std::unique_lock<std::mutex>& lk, uint64_t index) {
   const uint64_t last = index + 2 * scouts_.size() + 2;
-  while (!read_done_ && next_load_ <= last) {
+  while (!stop_ && !read_done_ && next_load_ <= last) {
     loaded_++;
     const uint64_t at = next_load_++;
     lk.unlock();
@@ -259,6 +259,8 @@ std::unique_ptr<BlockReader::Region> BlockReader::take(uint64_t index) {
     return r;
   }
   std::unique_lock lk(mu_);
+  // After a scout's failure a pipe is read no further.
+  if (scout_error_) std::rethrow_exception(scout_error_);
   if (reader_reads_) read_ahead(lk, index);
   ready_cv_.wait(lk, [&] { return ready_.count(index) > 0 || scout_error_; });
   auto it = ready_.find(index);

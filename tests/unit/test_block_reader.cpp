@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <new>
 #include <random>
 #include <thread>
 
@@ -19,6 +21,18 @@
 #include "test_helpers.h"
 
 using gpbzip2::format::block_limit;
+
+// Array allocations of this many bytes fail while set (0: none): a block reader given
+// regions of this size then runs out of memory in its scouts, which allocate them. The
+// replacements use malloc and free, as the library's defaults do.
+static std::atomic<size_t> g_fail_arrays_of{0};
+void* operator new[](std::size_t n) {
+  if (n != 0 && n == g_fail_arrays_of.load()) throw std::bad_alloc();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -288,6 +302,31 @@ TEST_CASE("block reader passes a read error on after the blocks before it", "[re
     REQUIRE(count >= want.size() / 2 - 1);
     REQUIRE(count < want.size());
   }
+}
+
+TEST_CASE("block reader passes a scout's failed allocation on, and stops", "[reader]") {
+  const auto in = gpbzip2::corpus::generate("text", 12 * size_t(block_limit(1)), 4);
+  constexpr size_t kRegion = 4099;  // no other array here has this size
+  gpbzip2::MemorySource src(in);
+  bool thrown = false;
+  size_t count = 0;
+  {
+    gpbzip2::BlockReader reader(src, 1, kRegion);
+    gpbzip2::RawBlock b;
+    try {
+      while (reader.next(b)) {
+        if (count++ == 0) {
+          reader.start_scouts(2);
+          g_fail_arrays_of = kRegion;  // the scouts' next new region fails
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      thrown = true;
+    }
+    g_fail_arrays_of = 0;
+  }  // the scouts are joined here
+  REQUIRE(thrown);
+  REQUIRE(count < 12);
 }
 
 // The cuts decide the compressed bytes: whole streams at every level, against libbzip2.
