@@ -153,11 +153,17 @@ int default_thread_count() {
 
 namespace {
 
+// The address-space limit in bytes (ulimit -v), RLIM_INFINITY where none is set.
+rlim_t address_space_limit() {
+  rlimit as{};
+  return getrlimit(RLIMIT_AS, &as) == 0 ? as.rlim_cur : RLIM_INFINITY;
+}
+
 // How many threads of per_thread bytes besides their stacks the address-space limit holds
 // beside `reserve` more bytes: at least 1, INT_MAX where no limit is set.
 int address_space_thread_limit(uint64_t per_thread, uint64_t reserve) {
-  rlimit as{};
-  if (getrlimit(RLIMIT_AS, &as) != 0 || as.rlim_cur == RLIM_INFINITY) return INT_MAX;
+  const rlim_t as = address_space_limit();
+  if (as == RLIM_INFINITY) return INT_MAX;
   // Mapped now: the first field of /proc/self/statm, in pages.
   unsigned long long pages = 0;
   if (std::sscanf(read_small_file("/proc/self/statm").c_str(), "%llu", &pages) != 1)
@@ -171,17 +177,14 @@ int address_space_thread_limit(uint64_t per_thread, uint64_t reserve) {
     pthread_attr_getstacksize(&attr, &stack);
     pthread_attr_destroy(&attr);
   }
-  const uint64_t limit = as.rlim_cur, need = mapped + reserve;
+  const uint64_t limit = as, need = mapped + reserve;
   if (limit <= need) return 1;
   return int(std::clamp<uint64_t>((limit - need) / (per_thread + stack + 4096), 1, INT_MAX));
 }
 
 }  // namespace
 
-bool address_space_limited() {
-  rlimit as{};
-  return getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY;
-}
+bool address_space_limited() { return address_space_limit() != RLIM_INFINITY; }
 
 int station_count(int asked, uint64_t per_thread, uint64_t reserve) {
   const int wanted = asked > 0 ? asked : default_thread_count();

@@ -43,8 +43,8 @@ struct RawBlock {
   size_t rle_bytes = 0;      // its size after the first RLE: what the BWT sorts
   bool has_runs = false;     // holds four equal bytes in a row, so the RLE changes it
   size_t as_read = 0;        // 0 where it has no runs
-  // Beside GPU stations (start_scouts, a file) the reader leaves the copy of the input
-  // held as read to the block's station: these pieces, copied to the front of buffer by
+  // Where scouts read a file (start_scouts) the reader leaves the copy of the input held
+  // as read to the block's station: these pieces, copied to the front of buffer by
   // finish_block, so that one thread does not copy every byte.
   std::vector<InputPiece> pieces;
   // What the BWT sorts, once finished.

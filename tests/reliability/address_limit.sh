@@ -52,38 +52,40 @@ done
 require_intact in "$s_in"
 require_intact big "$s_big"
 
-# Under a limit that holds no station, memory runs out as in bzip2 (exit 1, the message,
-# no partial output, the input kept); around the least that holds one, whichever
-# allocation fails first (libdivsufsort's own once said "internal error", exit 3).
-for limit in 12000 20000 22000 23000; do
-  rm -f big.bz2
-  limited "$limit" "$bin" -9 -k big 2> err
+# `input` compressed under `limit` KB with ARGS...: either bzip2's bytes (the .bz2 equals
+# `ref`), or memory ran out as in bzip2 (exit 1, the message, no partial output).
+compress_or_out_of_memory() {  # limit input ref args...
+  local limit=$1 input=$2 ref=$3 st
+  shift 3
+  rm -f "$input.bz2"
+  limited "$limit" "$bin" -k "$@" "$input" 2> err
   st=$?
   if [ "$st" -eq 0 ]; then
-    cmp -s big.bz2 big_ref.bz2 || fail "-9 under $((limit / 1000)) MB: output differs from bzip2's"
-    continue
+    cmp -s "$input.bz2" "$ref" ||
+      fail "$input under $((limit / 1000)) MB: output differs from bzip2's"
+    return
   fi
-  [ "$st" -eq 1 ] || fail "-9 under $((limit / 1000)) MB: exit $st ($(head -c 200 err))"
+  [ "$st" -eq 1 ] || fail "$input under $((limit / 1000)) MB: exit $st ($(head -c 200 err))"
   grep -q "couldn't allocate enough memory" err ||
-    fail "-9 under $((limit / 1000)) MB: no out-of-memory message"
-  require_absent big.bz2
+    fail "$input under $((limit / 1000)) MB: no out-of-memory message"
+  require_absent "$input.bz2"
+}
+
+# Under a limit that holds no station, memory runs out as in bzip2; around the least that
+# holds one, whichever allocation fails first (libdivsufsort's own once said "internal
+# error", exit 3).
+for limit in 12000 20000 22000 23000; do
+  compress_or_out_of_memory "$limit" big big_ref.bz2 -9
 done
 require_intact big "$s_big"
 
 # Long runs at 16 threads, where without a limit scouts would search ahead of the reader:
 # under a limit it reads alone (a scout short of memory once ended the run by SIGABRT).
 "$gen" runs 120000000 4 > runs
+bzip2 -1 < runs > runs_ref.bz2
+s_runs=$(sum runs)
 for limit in 16000 20000 24000 28000 32000 40000; do
-  rm -f runs.bz2
-  limited "$limit" "$bin" -1 -k -n16 --gpu=off runs 2> err
-  st=$?
-  if [ "$st" -eq 0 ]; then
-    bzip2 -dc runs.bz2 | cmp -s - runs || fail "runs under $((limit / 1000)) MB: round trip differs"
-    continue
-  fi
-  [ "$st" -eq 1 ] || fail "runs under $((limit / 1000)) MB: exit $st ($(head -c 200 err))"
-  grep -q "couldn't allocate enough memory" err ||
-    fail "runs under $((limit / 1000)) MB: no out-of-memory message"
-  require_absent runs.bz2
+  compress_or_out_of_memory "$limit" runs runs_ref.bz2 -1 -n16 --gpu=off
 done
+require_intact runs "$s_runs"
 echo "address limit: OK"
