@@ -80,6 +80,23 @@ TEST_CASE("BWT of small random blocks equals a naive rotation sort", "[bwt]") {
     }
 }
 
+// The least rotation is looked for among the positions of the least pair of bytes, found
+// 16 pairs at a time in 16-bit lanes: pairs on either side of 0x8000 and at the top of
+// the range, and a least pair that only the wrap from the last byte to the first makes.
+TEST_CASE("BWT where the least pair of bytes is high or wraps around", "[bwt]") {
+  std::mt19937 rng(5);
+  for (int base : {0x7E, 0xFB})
+    for (size_t n : {2, 16, 17, 18, 63, 64, 65, 200, 1000, 5000}) {
+      std::vector<uint8_t> t(n);
+      for (auto& b : t) b = uint8_t(base + int(rng() % 4));
+      INFO("base " << base << " n " << n);
+      if (!is_periodic(t)) require_matches_naive(t);
+      for (auto& b : t) b = std::max(b, uint8_t(base + 1));
+      t.front() = t.back() = uint8_t(base);
+      if (!is_periodic(t)) require_matches_naive(t);
+    }
+}
+
 TEST_CASE("BWT when the block's end repeats earlier text", "[bwt]") {
   std::mt19937 rng(7);
   for (size_t repeat : {5, 300, 2047, 2049, 3000}) {
