@@ -1,13 +1,33 @@
 #include "io.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 #include "error.h"
 
 namespace gpbzip2 {
+
+size_t Source::read_at(uint64_t, uint8_t*, size_t) {
+  throw Error(ErrorKind::Internal, "positional read of a source that has none");
+}
+
+int64_t regular_file_position(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return int64_t(::lseek(fd, 0, SEEK_CUR));
+}
+
+int64_t read_fd_at(int fd, uint64_t offset, uint8_t* buf, size_t n) {
+  for (;;) {
+    const ssize_t r = ::pread(fd, buf, n, off_t(offset));
+    if (r >= 0 || errno != EINTR) return int64_t(r);
+  }
+}
 
 size_t FdSource::read(uint8_t* buf, size_t n) {
   for (;;) {
@@ -15,6 +35,12 @@ size_t FdSource::read(uint8_t* buf, size_t n) {
     if (r >= 0) return size_t(r);
     if (errno != EINTR) throw Error(ErrorKind::Io, std::string("read error: ") + std::strerror(errno));
   }
+}
+
+size_t FdSource::read_at(uint64_t offset, uint8_t* buf, size_t n) {
+  const int64_t r = read_fd_at(fd_, uint64_t(start_) + offset, buf, n);
+  if (r < 0) throw Error(ErrorKind::Io, std::string("read error: ") + std::strerror(errno));
+  return size_t(r);
 }
 
 void FdSink::write(const uint8_t* buf, size_t n) {
@@ -30,9 +56,15 @@ void FdSink::write(const uint8_t* buf, size_t n) {
 }
 
 size_t MemorySource::read(uint8_t* buf, size_t n) {
-  size_t k = std::min(n, data_.size() - pos_);
-  if (k > 0) std::memcpy(buf, data_.data() + pos_, k);  // an empty span may have no data()
+  const size_t k = read_at(pos_, buf, n);
   pos_ += k;
+  return k;
+}
+
+size_t MemorySource::read_at(uint64_t offset, uint8_t* buf, size_t n) {
+  if (offset >= data_.size()) return 0;
+  const size_t k = std::min(n, data_.size() - size_t(offset));
+  if (k > 0) std::memcpy(buf, data_.data() + offset, k);  // an empty span may have no data()
   return k;
 }
 

@@ -76,16 +76,17 @@ size_t encode(const uint8_t* in, size_t n, uint8_t* out) {
 BlockReader::BlockReader(Source& src, int level, size_t region_bytes)
     : src_(src), limit_(format::block_limit(level)), region_bytes_(std::max<size_t>(region_bytes, 1)) {}
 
-void BlockReader::start_scouts(int count, bool from_pipe) {
+void BlockReader::start_scouts(int count) {
   if (count <= 0 || scouting_) return;
   scouting_ = true;
-  reader_reads_ = from_pipe;
+  reader_reads_ = !src_.positional();
   {
     std::lock_guard lk(mu_);
     // The reader holds the regions from the block's current position to a block's worth
     // past it; the scouts may read one more each.
     max_loaded_ = (size_t(limit_) + 4) / region_bytes_ + 3 + size_t(count);
-    next_load_ = next_take_;
+    next_load_ = scout_first_ = next_take_;
+    scout_begin_ = read_pos_;
     read_done_ = input_end_;
   }
   // Where the system gives no more threads, fewer scouts; with none, the reader reads.
@@ -107,12 +108,10 @@ BlockReader::~BlockReader() {
   for (auto& t : scouts_) t.join();
 }
 
-// The next region of the input, in input order (so under read_mu_ where scouts read):
-// whole for the scouts (a file), as much as one read gives for the reader itself (a pipe:
-// blocks go on as the input comes, however it stalls).
-std::unique_ptr<BlockReader::Region> BlockReader::load() {
+// A region from `begin`, its buffer a spare one where the blocks have given one back.
+std::unique_ptr<BlockReader::Region> BlockReader::new_region(uint64_t begin) {
   auto r = std::make_unique<Region>();
-  r->begin = read_pos_;
+  r->begin = begin;
   std::unique_ptr<uint8_t[]> buffer;
   {
     std::lock_guard lk(spare_->mu);
@@ -127,21 +126,42 @@ std::unique_ptr<BlockReader::Region> BlockReader::load() {
     std::lock_guard lk(spares->mu);
     spares->buffers.push_back(std::move(back));
   });
+  return r;
+}
+
+// The reader's next region: as much as one read gives (a pipe: blocks go on as the input
+// comes, however it stalls).
+std::unique_ptr<BlockReader::Region> BlockReader::load() {
+  std::unique_ptr<Region> r = new_region(read_pos_);
   try {
-    while (r->size < region_bytes_) {
-      const size_t got = src_.read(r->data.get() + r->size, region_bytes_ - r->size);
-      if (got == 0) {
-        r->last_region = true;
-        break;
-      }
-      r->size += got;
-      if (!scouting_ || reader_reads_) break;
-    }
+    r->size = src_.read(r->data.get(), region_bytes_);
+    r->last_region = r->size == 0;
   } catch (...) {
     r->error = std::current_exception();
     r->last_region = true;
   }
   read_pos_ += r->size;
+  return r;
+}
+
+// A scout's region `index`, whole but for the input's last: read at its offset, while
+// other scouts read theirs.
+std::unique_ptr<BlockReader::Region> BlockReader::load_at(uint64_t index) {
+  std::unique_ptr<Region> r = new_region(scout_begin_ + (index - scout_first_) * region_bytes_);
+  try {
+    while (r->size < region_bytes_) {
+      const size_t got = src_.read_at(r->begin + r->size, r->data.get() + r->size,
+                                      region_bytes_ - r->size);
+      if (got == 0) {
+        r->last_region = true;
+        break;
+      }
+      r->size += got;
+    }
+  } catch (...) {
+    r->error = std::current_exception();
+    r->last_region = true;
+  }
   return r;
 }
 
@@ -181,26 +201,27 @@ void BlockReader::scout_failed(std::exception_ptr error) {
   ready_cv_.notify_all();
 }
 
+// A scout reading a file: regions taken in turn, each read and searched while the other
+// scouts read and search theirs. The reader takes them in order; a region past the
+// input's last (read as the input ended, or if it grows) is never taken.
 void BlockReader::scout() try {
   for (;;) {
-    std::unique_ptr<Region> r;
     uint64_t index;
     {
-      std::unique_lock rl(read_mu_);
+      std::unique_lock lk(mu_);
+      room_cv_.wait(lk, [&] { return stop_ || read_done_ || loaded_ < max_loaded_; });
+      if (stop_ || read_done_) return;
+      loaded_++;
+      index = next_load_++;
+    }
+    std::unique_ptr<Region> r = load_at(index);
+    if (r->last_region) {
       {
-        std::unique_lock lk(mu_);
-        room_cv_.wait(lk, [&] { return stop_ || read_done_ || loaded_ < max_loaded_; });
-        if (stop_ || read_done_) return;
-        loaded_++;
-        index = next_load_++;
-      }
-      r = load();
-      if (r->last_region) {
         std::lock_guard lk(mu_);
         read_done_ = true;
       }
+      room_cv_.notify_all();  // the scouts leave
     }
-    room_cv_.notify_all();  // the next read may start (or, at the end, the scouts leave)
     scan(*r);
     {
       std::lock_guard lk(mu_);

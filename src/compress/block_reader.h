@@ -68,14 +68,14 @@ class BlockReader {
   // input is exhausted.
   bool next(RawBlock& out);
   // From now on `count` threads search the regions for runs ahead of next(), and read
-  // them too from a file. From a pipe the reader reads on alone, a few regions ahead:
-  // a read of a pipe may wait for ever, and a thread waiting there could not be stopped.
-  // Blocks of a file then refer to the regions (RawBlock::pieces) instead of holding a
-  // copy.
+  // them too where the source reads at offsets (a file), each its own regions at once.
+  // Elsewhere (a pipe) the reader reads on alone, a few regions ahead: a read of a pipe
+  // may wait for ever, and a thread waiting there could not be stopped. Blocks of a file
+  // then refer to the regions (RawBlock::pieces) instead of holding a copy.
   // Only where the reader is the limit (it scans about 1-2 GB/s alone, and the extra copy
   // costs where cores are few). A scout that fails (memory ran out) stops the others, and
   // next() throws its error.
-  void start_scouts(int count, bool from_pipe = false);
+  void start_scouts(int count);
   // Input bytes cut into blocks so far, and their size after the first RLE.
   uint64_t bytes_read() const { return consumed_; }
   uint64_t rle_bytes_read() const { return rle_consumed_; }
@@ -105,7 +105,9 @@ class BlockReader {
   void scout_reads_of_reader();
   void scout_failed(std::exception_ptr error);
   void read_ahead(std::unique_lock<std::mutex>& lk, uint64_t index);
+  std::unique_ptr<Region> new_region(uint64_t begin);
   std::unique_ptr<Region> load();
+  std::unique_ptr<Region> load_at(uint64_t index);
   void scan(Region& r) const;
   std::unique_ptr<Region> take(uint64_t index);
   void release(Region& r);
@@ -123,7 +125,7 @@ class BlockReader {
   size_t max_loaded_ = 0;  // regions holding data, read and not yet released
 
   // Shared with the scouts.
-  std::mutex mu_, read_mu_;  // read_mu_: reads in order, one at a time
+  std::mutex mu_;
   std::condition_variable room_cv_, ready_cv_, scan_cv_;
   std::map<uint64_t, std::unique_ptr<Region>> ready_;
   // From a pipe: regions the reader read, for the scouts to search.
@@ -137,6 +139,8 @@ class BlockReader {
   std::shared_ptr<Spares> spare_ = std::make_shared<Spares>();
   size_t loaded_ = 0;
   uint64_t next_load_ = 0, read_pos_ = 0;
+  // Region scout_first_ + i that scouts read starts at scout_begin_ + i * region_bytes_.
+  uint64_t scout_first_ = 0, scout_begin_ = 0;
   bool read_done_ = false, stop_ = false;
   std::exception_ptr scout_error_;  // the first scout's failure
   // Set before the scouts start, never after: read without mu_.

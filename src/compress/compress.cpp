@@ -18,7 +18,9 @@ namespace {
 // Threads that search the input's regions for runs ahead of the reader (and read a
 // file's), beside GPU stations: the reader alone scans at 1-2 GB/s and slows to 1.4-1.5
 // there, to 0.65-0.75 from a pipe (kernels/NOTES.md). Four, where blocks refer to the
-// regions: two H200s took what the reader cut at 3 GB/s with four or six alike.
+// regions: two H200s took what the reader cut at 3 GB/s with four or six alike, when the
+// scouts read a file in turn; reading at their own offsets, four cut 4.5-4.9 GB/s alone
+// on the H100 host (session 21).
 constexpr int kReaderScouts = 4;
 
 // Without a GPU the reader is the limit only where long runs make each byte to sort many
@@ -219,11 +221,11 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
       if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
       // Beside an open GPU the reader is the limit: scouts search the regions for it.
       if (!scouting && gpu_started && queue.gpu_stations_open()) {
-        reader.start_scouts(kReaderScouts, opts.input_size == 0);
+        reader.start_scouts(kReaderScouts);
         scouting = true;
       }
       if (!scouting && reader_bound()) {
-        reader.start_scouts(kRunScouts, opts.input_size == 0);
+        reader.start_scouts(kRunScouts);
         scouting = true;
       }
       job = Job();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <random>
@@ -74,11 +75,10 @@ std::vector<ReferenceBlock> reference_blocks(const std::vector<uint8_t>& in, int
   return blocks;
 }
 
-// Every block the reader cuts from `src` equals the model's.
-// With scouts `from_pipe`, the reader reads and the scouts only search.
+// Every block the reader cuts from `src` equals the model's. With scouts, they read
+// where the source reads at offsets (a file); elsewhere the reader reads and they search.
 void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& src, int scouts = 0,
-                  size_t region_bytes = gpbzip2::BlockReader::kRegionBytes,
-                  bool from_pipe = false) {
+                  size_t region_bytes = gpbzip2::BlockReader::kRegionBytes) {
   const auto want = reference_blocks(in, level);
   gpbzip2::BlockReader reader(src, level, region_bytes);
   gpbzip2::RawBlock b;
@@ -86,7 +86,7 @@ void check_reader(const std::vector<uint8_t>& in, int level, gpbzip2::Source& sr
   size_t count = 0;
   uint64_t total = 0;
   while (reader.next(b)) {
-    if (count == 0) reader.start_scouts(scouts, from_pipe);  // as compression does: after a block
+    if (count == 0) reader.start_scouts(scouts);  // as compression does: after a block
     INFO("level " << level << " block " << count);
     REQUIRE(count < want.size());
     REQUIRE(b.index == count);
@@ -162,10 +162,10 @@ TEST_CASE("block reader cuts and run-length encodes as bzip2 does", "[reader]") 
 TEST_CASE("block reader holds blocks of long runs encoded", "[reader]") {
   std::vector<uint8_t> in(2 * 51 * size_t(block_limit(1)) + 99, 0);
   for (size_t i = 700000; i < in.size(); i += 100003) in[i] = 1;  // literals among the runs
-  for (int scouts : {0, 2}) {
+  for (int scouts : {0, 2, -2}) {  // -2: two scouts beside a reader that reads
     INFO(scouts << " scouts");
-    testing::PieceSource src(in, 70000);
-    check_reader(in, 1, src, scouts, 65536);
+    testing::PieceSource src(in, 70000, SIZE_MAX, scouts > 0);
+    check_reader(in, 1, src, std::abs(scouts), 65536);
   }
 }
 
@@ -242,7 +242,7 @@ TEST_CASE("block reader cuts dense runs as bzip2 does, read from a pipe in tiny 
     });
     gpbzip2::FdSource src(fds[0]);
     // Scouts searching what the reader reads, as beside a GPU.
-    check_reader(in, level, src, level % 2 ? 2 : 0, gpbzip2::BlockReader::kRegionBytes, true);
+    check_reader(in, level, src, level % 2 ? 2 : 0);
     writer.join();
     close(fds[0]);
     testing::PieceSource trickle(in, 13);
@@ -267,8 +267,8 @@ TEST_CASE("block reader cuts alike whatever its regions and scouts", "[reader]")
                           size_t(65536)})
       for (int scouts : {0, 2, -2}) {  // -2: two scouts beside a reader that reads
         INFO("regions of " << region << " bytes, " << scouts << " scouts");
-        testing::PieceSource src(in, 700);
-        check_reader(in, 1, src, std::abs(scouts), region, scouts < 0);
+        testing::PieceSource src(in, 700, SIZE_MAX, scouts > 0);
+        check_reader(in, 1, src, std::abs(scouts), region);
       }
 }
 
@@ -281,14 +281,14 @@ TEST_CASE("block reader passes a read error on after the blocks before it", "[re
   const size_t fail_at = in.size() / 2;
   for (int scouts : {0, 2, -2}) {  // -2: two scouts beside a reader that reads
     INFO(scouts << " scouts");
-    testing::PieceSource src(in, 70000, fail_at);
+    testing::PieceSource src(in, 70000, fail_at, scouts > 0);
     gpbzip2::BlockReader reader(src, 1, 4096);
     gpbzip2::RawBlock b;
     size_t count = 0;
     bool thrown = false;
     try {
       while (reader.next(b)) {
-        if (count == 0) reader.start_scouts(std::abs(scouts), scouts < 0);
+        if (count == 0) reader.start_scouts(std::abs(scouts));
         REQUIRE(b.input_bytes == want[count].input_bytes);
         count++;
       }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <stdexcept>
@@ -95,17 +96,29 @@ inline DecodeResult gp_decompress(const std::vector<uint8_t>& bz, int threads, b
 }
 
 // Hands out `data` in reads of 1 to `most` bytes (seeded, so runs repeat), as pipes and
-// short reads do; reading at or past `fail_at` throws an I/O error.
+// short reads do; reading at or past `fail_at` throws an I/O error. `positional`: reads at
+// offsets too, as a file does (pieces as short, from any thread).
 class PieceSource final : public gpbzip2::Source {
  public:
   PieceSource(const std::vector<uint8_t>& data, size_t most,
-              size_t fail_at = std::numeric_limits<size_t>::max())
-      : data_(data), most_(most), fail_at_(fail_at) {}
+              size_t fail_at = std::numeric_limits<size_t>::max(), bool positional = false)
+      : data_(data), most_(most), fail_at_(fail_at), positional_(positional) {}
   size_t read(uint8_t* buf, size_t n) override {
-    if (pos_ >= fail_at_) throw gpbzip2::Error(gpbzip2::ErrorKind::Io, "injected read error");
-    const size_t k = std::min({n, data_.size() - pos_, fail_at_ - pos_, size_t(1 + rng_() % most_)});
-    std::copy_n(data_.data() + pos_, k, buf);
+    const size_t k = read_at(pos_, buf, n);
     pos_ += k;
+    return k;
+  }
+  bool positional() const override { return positional_; }
+  size_t read_at(uint64_t offset, uint8_t* buf, size_t n) override {
+    const size_t at = size_t(std::min<uint64_t>(offset, data_.size()));
+    if (at >= fail_at_) throw gpbzip2::Error(gpbzip2::ErrorKind::Io, "injected read error");
+    size_t piece;
+    {
+      std::lock_guard lk(mu_);
+      piece = size_t(1 + rng_() % most_);
+    }
+    const size_t k = std::min({n, data_.size() - at, fail_at_ - at, piece});
+    std::copy_n(data_.data() + at, k, buf);
     return k;
   }
   size_t position() const { return pos_; }
@@ -113,7 +126,9 @@ class PieceSource final : public gpbzip2::Source {
  private:
   const std::vector<uint8_t>& data_;
   size_t most_, fail_at_;
+  bool positional_;
   size_t pos_ = 0;
+  std::mutex mu_;
   std::mt19937 rng_{5};
 };
 
