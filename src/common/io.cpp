@@ -18,7 +18,7 @@ size_t Source::read_at(uint64_t, uint8_t*, size_t) {
 
 int64_t regular_file_position(int fd) {
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return -1;
   return int64_t(::lseek(fd, 0, SEEK_CUR));
 }
 

@@ -29,7 +29,8 @@ class Sink {
 };
 
 // Where a descriptor of a regular file stands, which is where a source over it begins; -1
-// for anything else (a pipe, a terminal, a device).
+// for anything else (a pipe, a terminal, a device) and for files of no size, which are
+// read as pipes are (what /proc lists: their size says nothing of what a read gives).
 int64_t regular_file_position(int fd);
 // pread of up to n bytes at `offset`, again where a signal cut it short: bytes read, 0 at
 // or past the end, -1 with errno set on failure.
