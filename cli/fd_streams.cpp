@@ -28,20 +28,17 @@ size_t InputFd::read(uint8_t* buf, size_t n) {
   }
 }
 
-InputFd::~InputFd() {
-  if (const uint64_t end = read_to_.load(); end > 0) ::lseek(fd_, off_t(uint64_t(start_) + end), SEEK_SET);
-}
-
 size_t InputFd::read_at(uint64_t offset, uint8_t* buf, size_t n) {
   const int64_t r = read_fd_at(fd_, uint64_t(start_) + offset, buf, n);
   if (r < 0) {
     errno_ = errno;
     throw Error(ErrorKind::Io, std::string("read error: ") + std::strerror(errno_));
   }
-  const uint64_t end = offset + uint64_t(r);
-  for (uint64_t was = read_to_.load(); was < end && !read_to_.compare_exchange_weak(was, end);) {
-  }
   return size_t(r);
+}
+
+void InputFd::leave_past(uint64_t consumed) const {
+  if (start_ >= 0) ::lseek(fd_, off_t(uint64_t(start_) + consumed), SEEK_SET);
 }
 
 void OutputFd::write(const uint8_t* buf, size_t n) {

@@ -13,22 +13,22 @@ namespace gpbzip2::cli {
 class InputFd final : public Source {
  public:
   explicit InputFd(int fd) : fd_(fd), start_(regular_file_position(fd)) {}
-  // A file read at offsets is left positioned past all that was read, as bzip2 leaves it
-  // (standard input shared with a later command).
-  ~InputFd() override;
   // Bytes read ahead (to look at the magic) are given out again first: they came from
   // the file's start, so offsets past it still count from there.
   void unread(const uint8_t* buf, size_t n) { pending_.insert(pending_.begin(), buf, buf + n); }
   size_t read(uint8_t* buf, size_t n) override;
   bool positional() const override { return start_ >= 0; }
   size_t read_at(uint64_t offset, uint8_t* buf, size_t n) override;
+  // Positions a file read at offsets `consumed` bytes past where the source began, where
+  // reading it through would have left it: standard input shared with the next command
+  // goes on after what was compressed, as after bzip2.
+  void leave_past(uint64_t consumed) const;
   int error() const { return errno_; }
 
  private:
   int fd_;
   int64_t start_;
-  std::atomic<int> errno_ = 0;
-  std::atomic<uint64_t> read_to_ = 0;  // past the furthest byte read at an offset
+  std::atomic<int> errno_ = 0;  // read_at runs in several threads
   std::vector<uint8_t> pending_;
 };
 

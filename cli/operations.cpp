@@ -260,6 +260,7 @@ void compress_one(const std::string* name) {
   } catch (const std::system_error&) {  // a thread the system could not give
     out_of_memory(job);
   }
+  if (!files) in.leave_past(totals.bytes_in);  // scouts may have read it at offsets
   meter.finish();
   if (verbosity() >= 1) close_file_line(ratio_summary(totals.bytes_in, totals.bytes_out).c_str());
   if (verbosity() >= 1 && o.perturb)
