@@ -486,7 +486,11 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     if (g.h_periodic[b]) continue;
     BwtResult& r = out[member[b]].emplace();
     // h_bytes holds the column or, with move_to_front, its positions.
-    (move_to_front ? r.mtf : r.last).assign(g.h_bytes + g.h_start[b], g.h_bytes + g.h_start[b + 1]);
+    const uint8_t *from = g.h_bytes + g.h_start[b], *to = g.h_bytes + g.h_start[b + 1];
+    if (uint8_t* result = blocks[member[b]].result)
+      std::memcpy(result, from, size_t(to - from));
+    else
+      (move_to_front ? r.mtf : r.last).assign(from, to);
     if (move_to_front)
       for (int v = 0; v < 256; v++) r.in_use[size_t(v)] = g.h_in_use[size_t(b) * 256 + size_t(v)] != 0;
     r.orig_ptr = g.h_orig_ptr[b];

@@ -73,9 +73,10 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
     auto t0 = std::chrono::steady_clock::now();
     try {
       blocks.clear();
-      for (const Job& j : batch) {
-        const std::span<const uint8_t> text = j.text();
-        blocks.push_back({text.data(), text.size()});
+      // Each block's MTF positions go over its text, which the batch no longer needs.
+      for (Job& j : batch) {
+        uint8_t* text = j.raw.buffer.data();
+        blocks.push_back({text, j.raw.rle_bytes, text});
       }
       bwt->sort(blocks, sorted, /*move_to_front=*/true);
       for (size_t i = 0; i < batch.size(); i++)
@@ -92,11 +93,6 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
       queue.abort(std::current_exception());
       return;
     }
-    // A sorted block is coded from the sort's result alone: its text buffer goes back to
-    // the reader now rather than once coded, so the blocks waiting for a coder hold one
-    // buffer each, not two.
-    for (Job& j : batch)
-      if (j.sorted) queue.recycle(std::move(j.raw.buffer));
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     queue.return_from_gpu(id, std::move(batch), seconds);
   }

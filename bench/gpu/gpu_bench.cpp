@@ -139,8 +139,11 @@ static int bench_encode(const char* path, int level, int threads) {
   std::vector<std::optional<BwtResult>> out;
   for (size_t b = 0; b < jobs.size(); b += per_batch) {
     std::vector<BlockView> views;
-    for (size_t i = b; i < std::min(jobs.size(), b + per_batch); i++)
-      views.push_back({jobs[i].text().data(), jobs[i].text().size()});
+    // The MTF positions go over each block's text, as in the GPU station.
+    for (size_t i = b; i < std::min(jobs.size(), b + per_batch); i++) {
+      uint8_t* text = jobs[i].raw.buffer.data();
+      views.push_back({text, jobs[i].raw.rle_bytes, text});
+    }
     gpu.sort(views, out, /*move_to_front=*/true);
     for (size_t i = 0; i < out.size(); i++) jobs[b + i].sorted = std::move(out[i]);
   }

@@ -23,7 +23,6 @@ std::span<const uint8_t> prepare(Job& job, ByteVector& scratch, bool perturb) {
 static_assert(symbol_capacity(0) <= BwtWorkspace::kSpareExtra);
 
 CodedBlock BlockCompressor::compress(Job& job) {
-  // A GPU-sorted job's text went back to the reader once sorted: only its length counts.
   std::optional<BwtView> own;
   int32_t n = int32_t(job.raw.rle_bytes);
   if (!job.sorted) {
@@ -41,11 +40,11 @@ CodedBlock BlockCompressor::compress(Job& job) {
   BitWriter bw;  // encode_block sizes it for the block's data
   if (own)
     encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw);
-  else if (job.sorted->mtf.empty())
+  else if (!job.sorted->last.empty())
     encode_block(job.sorted->last.data(), n, job.sorted->orig_ptr, job.crc, job.randomised,
                  enc, bw);
   else
-    encode_mtf_block(job.sorted->mtf.data(), n, job.sorted->in_use.data(),
+    encode_mtf_block(job.raw.buffer.data(), n, job.sorted->in_use.data(),
                      job.sorted->orig_ptr, job.crc, job.randomised, enc, bw);
   CodedBlock out;
   out.index = job.raw.index;

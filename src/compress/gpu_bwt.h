@@ -18,6 +18,10 @@ namespace gpbzip2 {
 struct BlockView {
   const uint8_t* data;
   size_t size;
+  // Where set, the block's result (its last column, or with move_to_front its MTF
+  // positions: `size` bytes) goes here rather than into the BwtResult's vector, once the
+  // whole batch is sorted; it may be `data` itself, a text no longer needed.
+  uint8_t* result = nullptr;
 };
 
 class GpuBwt {
@@ -36,9 +40,10 @@ class GpuBwt {
   // out[i] = the BWT of blocks[i] as bwt_forward gives it, or nullopt where the block has
   // equal rotations (a periodic block: bzip2's order of those is the CPU's job) or is
   // empty. With move_to_front, each result holds the MTF positions of the last column
-  // and the bytes in use (BwtResult::mtf, in_use) instead of the column. Throws GpuError;
-  // blocks must fit max_bytes and max_blocks, and each under 2^20 bytes (bzip2's are at
-  // most 900 kB).
+  // and the bytes in use (BwtResult::mtf, in_use) instead of the column; either goes to
+  // BlockView::result instead where that is set. Throws GpuError, having then written no
+  // result; blocks must fit max_bytes and max_blocks, and each under 2^20 bytes (bzip2's
+  // are at most 900 kB).
   void sort(const std::vector<BlockView>& blocks, std::vector<std::optional<BwtResult>>& out,
             bool move_to_front = false);
 

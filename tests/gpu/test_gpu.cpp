@@ -59,14 +59,18 @@ static bool periodic(const std::vector<uint8_t>& b) {
 
 // One batch of blocks: the GPU must give bwt_forward's result or, for periodic blocks
 // only, hand the block back; with the move-to-front step, the MTF positions of that
-// result and the bytes in use.
+// result and the bytes in use, also when written over the text (as the station has them),
+// which a block handed back keeps.
 static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& blocks,
                         const std::string& what) {
-  std::vector<BlockView> views;
+  std::vector<BlockView> views, in_place;
+  std::vector<std::vector<uint8_t>> texts = blocks;
   for (auto& b : blocks) views.push_back({b.data(), b.size()});
-  std::vector<std::optional<BwtResult>> out, moved;
+  for (auto& t : texts) in_place.push_back({t.data(), t.size(), t.data()});
+  std::vector<std::optional<BwtResult>> out, moved, moved_in_place;
   gpu.sort(views, out);
   gpu.sort(views, moved, /*move_to_front=*/true);
+  gpu.sort(in_place, moved_in_place, /*move_to_front=*/true);
   BwtWorkspace ws;
   BwtResult ref;
   for (size_t i = 0; i < blocks.size(); i++) {
@@ -77,6 +81,7 @@ static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& bl
     }
     if (!out[i]) {
       CHECK(periodic(blocks[i]), name + ": handed back but not periodic");
+      CHECK((!moved_in_place[i] && texts[i] == blocks[i]), name + ": handed back, text kept");
       continue;
     }
     CHECK(!periodic(blocks[i]), name + ": periodic block sorted on the GPU");
@@ -87,6 +92,9 @@ static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& bl
     if (!moved[i]) continue;
     CHECK(moved[i]->last.empty() && moved[i]->mtf == testing::mtf_positions(ref.last),
           name + ": MTF positions");
+    CHECK((moved_in_place[i] && moved_in_place[i]->mtf.empty() &&
+           texts[i] == moved[i]->mtf && moved_in_place[i]->orig_ptr == ref.orig_ptr),
+          name + ": MTF positions over the text");
     std::array<bool, 256> in_use{};
     for (uint8_t c : blocks[i]) in_use[c] = true;
     CHECK(moved[i]->in_use == in_use, name + ": bytes in use");
