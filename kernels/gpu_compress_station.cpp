@@ -73,7 +73,7 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
     auto t0 = std::chrono::steady_clock::now();
     try {
       blocks.clear();
-      // Each block's MTF positions go over its text, which the batch no longer needs.
+      // Each block's MTF positions go over its text, which a sorted block no longer needs.
       for (Job& j : batch) {
         uint8_t* text = j.raw.buffer.data();
         blocks.push_back({text, j.raw.rle_bytes, text});
@@ -82,7 +82,6 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
       for (size_t i = 0; i < batch.size(); i++)
         if (sorted[i]) batch[i].sorted = std::move(sorted[i]);
     } catch (const GpuError& e) {
-      for (Job& j : batch) j.sorted.reset();
       queue.return_from_gpu(id, std::move(batch), 0);
       queue.remove_gpu_station(id);
       notices.gpu_failed(device, e.what());

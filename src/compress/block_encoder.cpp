@@ -12,6 +12,7 @@
 #endif
 
 #include "common/cpu_features.h"
+#include "common/error.h"
 #include "common/format.h"
 #include "huffman.h"
 
@@ -381,6 +382,9 @@ SymbolStats zero_run_symbols(const uint8_t* positions, int32_t n, int used, uint
       st.freq[sym]++;
     }
   }
+  // Positions of `used` bytes are under `used`: any other would index past the tables.
+  for (int s = used + 1; s <= 256; s++)
+    if (st.freq[s] != 0) throw Error(ErrorKind::Internal, "move-to-front position out of range");
   w = put_zeros(w, uint32_t(n - done));
   *w++ = eob;
   st.freq[eob]++;

@@ -40,9 +40,6 @@ CodedBlock BlockCompressor::compress(Job& job) {
   BitWriter bw;  // encode_block sizes it for the block's data
   if (own)
     encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw);
-  else if (!job.sorted->last.empty())
-    encode_block(job.sorted->last.data(), n, job.sorted->orig_ptr, job.crc, job.randomised,
-                 enc, bw);
   else
     encode_mtf_block(job.raw.buffer.data(), n, job.sorted->in_use.data(),
                      job.sorted->orig_ptr, job.crc, job.randomised, enc, bw);

@@ -30,7 +30,7 @@
 namespace gpbzip2 {
 
 // A block on its way through the stations: as read, then (once prepared) with its CRC,
-// then possibly sorted by the GPU station, which needs only entropy coding.
+// then possibly sorted by a GPU station, then needing only entropy coding.
 struct Job {
   RawBlock raw;
   // Set by the queue on a job a CPU should only prepare and hand back (WorkQueue::prepared).
@@ -38,9 +38,8 @@ struct Job {
   bool prepared = false;  // the CRC is known, and --perturb has had its say
   uint32_t crc = 0;
   bool randomised = false;  // --perturb flipped its text's bits: a randomised block
-  // Once sorted elsewhere: orig_ptr, and the last column in `last`, or where that is
-  // empty, the bytes in use with the MTF positions written over the text (a GPU lane's
-  // result: one buffer a block, not a second for the result).
+  // Once sorted by a GPU: orig_ptr and the bytes in use, with the last column's MTF
+  // positions written over the text (one buffer a block, not a second for the result).
   std::optional<BwtResult> sorted;
   // What the BWT sorts, until sorted.
   std::span<const uint8_t> text() const { return raw.text(); }

@@ -166,3 +166,17 @@ TEST_CASE("A block coded from MTF positions equals one coded from its last colum
     REQUIRE(a.finish() == b.finish());
   }
 }
+
+TEST_CASE("MTF positions at or past the count of bytes in use are refused", "[encoder]") {
+  // The text itself in place of its positions, as a lane that wrote nothing would leave it.
+  const std::vector<uint8_t> block = gpbzip2::corpus::generate("text", 100000, 6);
+  bool in_use[256] = {};
+  for (uint8_t c : block) in_use[c] = true;
+  std::vector<uint16_t> symbols(gpbzip2::symbol_capacity(int32_t(block.size())));
+  gpbzip2::EncoderWorkspace enc;
+  enc.symbols = symbols.data();
+  gpbzip2::BitWriter out;
+  REQUIRE_THROWS_AS(gpbzip2::encode_mtf_block(block.data(), int32_t(block.size()), in_use, 0,
+                                              0, false, enc, out),
+                    gpbzip2::Error);
+}
