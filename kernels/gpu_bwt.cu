@@ -494,6 +494,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     if (move_to_front)
       for (int v = 0; v < 256; v++) r.in_use[size_t(v)] = g.h_in_use[size_t(b) * 256 + size_t(v)] != 0;
     r.orig_ptr = g.h_orig_ptr[b];
+    r.moved_to_front = move_to_front;
   }
   g.stats.total_seconds = seconds();
 }

@@ -73,12 +73,12 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
     auto t0 = std::chrono::steady_clock::now();
     try {
       blocks.clear();
-      // Each block's MTF positions go over its text, which a sorted block no longer needs.
+      // Each block's result goes over its text, which a sorted block no longer needs.
       for (Job& j : batch) {
         uint8_t* text = j.raw.buffer.data();
         blocks.push_back({text, j.raw.rle_bytes, text});
       }
-      bwt->sort(blocks, sorted, /*move_to_front=*/true);
+      bwt->sort(blocks, sorted, /*move_to_front=*/queue.coders_behind());
       for (size_t i = 0; i < batch.size(); i++)
         if (sorted[i]) batch[i].sorted = std::move(sorted[i]);
     } catch (const GpuError& e) {

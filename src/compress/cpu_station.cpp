@@ -40,9 +40,12 @@ CodedBlock BlockCompressor::compress(Job& job) {
   BitWriter bw;  // encode_block sizes it for the block's data
   if (own)
     encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw);
-  else
+  else if (job.sorted->moved_to_front)
     encode_mtf_block(job.raw.buffer.data(), n, job.sorted->in_use.data(),
                      job.sorted->orig_ptr, job.crc, job.randomised, enc, bw);
+  else
+    encode_block(job.raw.buffer.data(), n, job.sorted->orig_ptr, job.crc, job.randomised, enc,
+                 bw);
   CodedBlock out;
   out.index = job.raw.index;
   out.nbits = bw.bit_count();

@@ -222,6 +222,11 @@ std::vector<Job> WorkQueue::pop_raw_batch(int id, size_t max) {
   return batch;
 }
 
+bool WorkQueue::coders_behind() {
+  std::lock_guard lk(mu_);
+  return sorted_.size() > 2 * gpu_batch_blocks_;
+}
+
 void WorkQueue::return_from_gpu(int id, std::vector<Job> jobs, double seconds) {
   std::lock_guard lk(mu_);
   at_gpu_ -= jobs.size();

@@ -38,8 +38,9 @@ struct Job {
   bool prepared = false;  // the CRC is known, and --perturb has had its say
   uint32_t crc = 0;
   bool randomised = false;  // --perturb flipped its text's bits: a randomised block
-  // Once sorted by a GPU: orig_ptr and the bytes in use, with the last column's MTF
-  // positions written over the text (one buffer a block, not a second for the result).
+  // Once sorted by a GPU: orig_ptr, and the last column written over the text (one
+  // buffer a block, not a second for the result), or its MTF positions and the bytes in
+  // use where the GPU moved it to front.
   std::optional<BwtResult> sorted;
   // What the BWT sorts, until sorted.
   std::span<const uint8_t> text() const { return raw.text(); }
@@ -102,6 +103,10 @@ class WorkQueue {
   // come. Empty once none is left for this station (at the end of the input the CPUs may
   // be given the rest); the station then leaves.
   std::vector<Job> pop_raw_batch(int id, size_t max);
+  // Whether more GPU-sorted blocks wait for the CPUs than two batches hold: then a
+  // station's next batch gets the move-to-front step on the GPU too. That step costs the
+  // GPU about 14% more time, so while the CPUs keep up they do it (kernels/NOTES.md).
+  bool coders_behind();
   // Hands back sorted jobs, or ones the station could not sort (the CPUs compress those
   // whole); `seconds` is how long the batch took (0: not a measurement).
   void return_from_gpu(int id, std::vector<Job> jobs, double seconds);

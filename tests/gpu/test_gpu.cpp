@@ -63,14 +63,16 @@ static bool periodic(const std::vector<uint8_t>& b) {
 // which a block handed back keeps.
 static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& blocks,
                         const std::string& what) {
-  std::vector<BlockView> views, in_place;
-  std::vector<std::vector<uint8_t>> texts = blocks;
+  std::vector<BlockView> views, in_place, in_place_columns;
+  std::vector<std::vector<uint8_t>> texts = blocks, columns = blocks;
   for (auto& b : blocks) views.push_back({b.data(), b.size()});
   for (auto& t : texts) in_place.push_back({t.data(), t.size(), t.data()});
-  std::vector<std::optional<BwtResult>> out, moved, moved_in_place;
+  for (auto& c : columns) in_place_columns.push_back({c.data(), c.size(), c.data()});
+  std::vector<std::optional<BwtResult>> out, moved, moved_in_place, out_in_place;
   gpu.sort(views, out);
   gpu.sort(views, moved, /*move_to_front=*/true);
   gpu.sort(in_place, moved_in_place, /*move_to_front=*/true);
+  gpu.sort(in_place_columns, out_in_place);
   BwtWorkspace ws;
   BwtResult ref;
   for (size_t i = 0; i < blocks.size(); i++) {
@@ -81,19 +83,25 @@ static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& bl
     }
     if (!out[i]) {
       CHECK(periodic(blocks[i]), name + ": handed back but not periodic");
-      CHECK((!moved_in_place[i] && texts[i] == blocks[i]), name + ": handed back, text kept");
+      CHECK((!moved_in_place[i] && texts[i] == blocks[i] && !out_in_place[i] &&
+             columns[i] == blocks[i]),
+            name + ": handed back, text kept");
       continue;
     }
     CHECK(!periodic(blocks[i]), name + ": periodic block sorted on the GPU");
     bwt_forward(blocks[i].data(), int32_t(blocks[i].size()), ws, ref);
     CHECK(out[i]->orig_ptr == ref.orig_ptr, name + ": origPtr");
-    CHECK(out[i]->last == ref.last, name + ": L column");
+    CHECK(out[i]->last == ref.last && !out[i]->moved_to_front, name + ": L column");
+    CHECK((out_in_place[i] && out_in_place[i]->last.empty() && columns[i] == ref.last &&
+           !out_in_place[i]->moved_to_front),
+          name + ": L column over the text");
     CHECK(moved[i] && moved[i]->orig_ptr == ref.orig_ptr, name + ": origPtr with MTF");
     if (!moved[i]) continue;
     CHECK(moved[i]->last.empty() && moved[i]->mtf == testing::mtf_positions(ref.last),
           name + ": MTF positions");
     CHECK((moved_in_place[i] && moved_in_place[i]->mtf.empty() &&
-           texts[i] == moved[i]->mtf && moved_in_place[i]->orig_ptr == ref.orig_ptr),
+           moved_in_place[i]->moved_to_front && texts[i] == moved[i]->mtf &&
+           moved_in_place[i]->orig_ptr == ref.orig_ptr),
           name + ": MTF positions over the text");
     std::array<bool, 256> in_use{};
     for (uint8_t c : blocks[i]) in_use[c] = true;
