@@ -78,7 +78,7 @@ void run_lane(WorkQueue& queue, const GpuDevice& device, int level, GpuNotices& 
         uint8_t* text = j.raw.buffer.data();
         blocks.push_back({text, j.raw.rle_bytes, text});
       }
-      bwt->sort(blocks, sorted, /*move_to_front=*/queue.coders_behind());
+      bwt->sort(blocks, sorted, /*move_to_front=*/queue.gpu_moves_to_front());
       for (size_t i = 0; i < batch.size(); i++)
         if (sorted[i]) batch[i].sorted = std::move(sorted[i]);
     } catch (const GpuError& e) {

@@ -222,9 +222,11 @@ std::vector<Job> WorkQueue::pop_raw_batch(int id, size_t max) {
   return batch;
 }
 
-bool WorkQueue::coders_behind() {
+bool WorkQueue::gpu_moves_to_front() {
   std::lock_guard lk(mu_);
-  return sorted_.size() > 2 * gpu_batch_blocks_;
+  const bool gpus_keep_up = ready_.size() + input_.size() <= gpu_batch_blocks_;
+  const bool coders_behind = sorted_.size() > 2 * gpu_batch_blocks_;
+  return gpus_keep_up || coders_behind;
 }
 
 void WorkQueue::return_from_gpu(int id, std::vector<Job> jobs, double seconds) {

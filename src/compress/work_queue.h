@@ -103,10 +103,12 @@ class WorkQueue {
   // come. Empty once none is left for this station (at the end of the input the CPUs may
   // be given the rest); the station then leaves.
   std::vector<Job> pop_raw_batch(int id, size_t max);
-  // Whether more GPU-sorted blocks wait for the CPUs than two batches hold: then a
-  // station's next batch gets the move-to-front step on the GPU too. That step costs the
-  // GPU about 14% more time, so while the CPUs keep up they do it (kernels/NOTES.md).
-  bool coders_behind();
+  // Whether a station's next batch gets the move-to-front step on the GPU too. That step
+  // costs the GPU about 14% more time, so the CPUs do it where the GPUs are the limit (more
+  // than a batch waits for them) and the CPUs keep up (no more than two batches of
+  // GPU-sorted blocks wait for them); from a pipe the reader is the limit, and the CPUs'
+  // extra work would slow it (kernels/NOTES.md).
+  bool gpu_moves_to_front();
   // Hands back sorted jobs, or ones the station could not sort (the CPUs compress those
   // whole); `seconds` is how long the batch took (0: not a measurement).
   void return_from_gpu(int id, std::vector<Job> jobs, double seconds);
