@@ -8,7 +8,8 @@
 //   gpu_bench encode FILE LEVEL THREADS   the CPU side alone: blocks prepared (run-length
 //                                         coding, CRC), sorted and moved to front on the
 //                                         GPU first, then entropy coding timed on THREADS
-//                                         threads (the ceiling with a fast GPU)
+//                                         threads (the ceiling with a fast GPU, which
+//                                         the station has moving to front)
 //   gpu_bench inverse FILE LEVEL LANES BATCH_BLOCKS
 //                                         the GPU inverse BWT alone, in batches of
 //                                         BATCH_BLOCKS by LANES threads (MB/s of block
@@ -139,7 +140,7 @@ static int bench_encode(const char* path, int level, int threads) {
   std::vector<std::optional<BwtResult>> out;
   for (size_t b = 0; b < jobs.size(); b += per_batch) {
     std::vector<BlockView> views;
-    // The MTF positions go over each block's text, as in the GPU station.
+    // The MTF positions go over each block's text, as the GPU station has them.
     for (size_t i = b; i < std::min(jobs.size(), b + per_batch); i++) {
       uint8_t* text = jobs[i].raw.buffer.data();
       views.push_back({text, jobs[i].raw.rle_bytes, text});

@@ -97,7 +97,8 @@ struct GpuStations {
 };
 
 // Starts the GPU stations for one compression, on the first `gpus` usable devices: they
-// take batches of raw blocks from `queue` and hand them back sorted and moved to front.
+// take batches of raw blocks from `queue` and hand them back sorted (and moved to front
+// where WorkQueue::gpu_moves_to_front says).
 // GpuMode::Off starts none and touches no GPU. GpuMode::On opens the lanes in the
 // background like Auto, but throws Error(ErrorKind::Io, "no usable GPU: ...") at once
 // when no device is listed (no CUDA device visible, no driver, CUDA_VISIBLE_DEVICES

@@ -12,8 +12,9 @@ struct BwtResult {
   std::vector<uint8_t> last;  // last column of the sorted rotation matrix
   uint32_t orig_ptr = 0;      // sorted position of the rotation that starts at 0
   // Where the GPU also did the move-to-front step (moved_to_front): `last` is left empty,
-  // `mtf` (or the caller's BlockView::result) holds each of its bytes' positions in
-  // bzip2's list, and `in_use` the bytes the block has.
+  // `mtf` holds each of its bytes' positions in bzip2's list, and `in_use` (set only then)
+  // the bytes the block has. Where the caller's BlockView::result took the column or the
+  // positions, both vectors are empty.
   bool moved_to_front = false;
   std::vector<uint8_t> mtf;
   std::array<bool, 256> in_use{};

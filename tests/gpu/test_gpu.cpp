@@ -59,8 +59,8 @@ static bool periodic(const std::vector<uint8_t>& b) {
 
 // One batch of blocks: the GPU must give bwt_forward's result or, for periodic blocks
 // only, hand the block back; with the move-to-front step, the MTF positions of that
-// result and the bytes in use, also when written over the text (as the station has them),
-// which a block handed back keeps.
+// result and the bytes in use. The column and the positions also written over the text
+// (as the station has them), which a block handed back keeps.
 static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& blocks,
                         const std::string& what) {
   std::vector<BlockView> views, in_place, in_place_columns;
@@ -93,7 +93,7 @@ static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& bl
     CHECK(out[i]->orig_ptr == ref.orig_ptr, name + ": origPtr");
     CHECK(out[i]->last == ref.last && !out[i]->moved_to_front, name + ": L column");
     CHECK((out_in_place[i] && out_in_place[i]->last.empty() && columns[i] == ref.last &&
-           !out_in_place[i]->moved_to_front),
+           !out_in_place[i]->moved_to_front && out_in_place[i]->orig_ptr == ref.orig_ptr),
           name + ": L column over the text");
     CHECK(moved[i] && moved[i]->orig_ptr == ref.orig_ptr, name + ": origPtr with MTF");
     if (!moved[i]) continue;
@@ -105,7 +105,9 @@ static void check_batch(GpuBwt& gpu, const std::vector<std::vector<uint8_t>>& bl
           name + ": MTF positions over the text");
     std::array<bool, 256> in_use{};
     for (uint8_t c : blocks[i]) in_use[c] = true;
-    CHECK(moved[i]->in_use == in_use, name + ": bytes in use");
+    CHECK(moved[i]->in_use == in_use && moved[i]->moved_to_front, name + ": bytes in use");
+    CHECK(moved_in_place[i] && moved_in_place[i]->in_use == in_use,
+          name + ": bytes in use, positions over the text");
   }
 }
 

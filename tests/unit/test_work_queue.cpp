@@ -165,12 +165,13 @@ TEST_CASE("Blocks prepared for a GPU lane come out as bzip2's", "[queue]") {
       for (Job& j : batch) {
         unprepared += !j.prepared;
         if (n++ % 3 == 2) continue;
-        // As a GPU lane leaves it: the last column or (every other block) its MTF
-        // positions over the text.
+        // As a GPU lane leaves it: the last column or (for some) its MTF positions over
+        // the text.
         gpbzip2::BwtResult r;
         gpbzip2::bwt_forward(j.text().data(), int32_t(j.text().size()), ws, r);
         r.moved_to_front = n % 2 == 0;
-        for (uint8_t c : j.text()) r.in_use[c] = true;
+        if (r.moved_to_front)
+          for (uint8_t c : j.text()) r.in_use[c] = true;
         const std::vector<uint8_t> bytes =
             r.moved_to_front ? testing::mtf_positions(r.last) : r.last;
         std::copy(bytes.begin(), bytes.end(), j.raw.buffer.data());
@@ -234,4 +235,29 @@ TEST_CASE("GpuGate: --gpu=on waits for one open lane, and fails only once all fa
     REQUIRE(std::string(e.what()) == "no usable GPU: out of memory");
   }
   failing.join();
+}
+
+// The move-to-front step stays on the GPU while the GPUs keep up (a batch or less waits
+// for them) or the CPUs fall behind (more than two batches of sorted blocks wait).
+TEST_CASE("The GPU moves to front unless it is the limit and the CPUs keep up", "[queue]") {
+  WorkQueue q(20, 1);
+  q.reserve_for_gpus(2);
+  const int id = q.add_gpu_station(2);
+  for (uint64_t i = 0; i < 2; i++) REQUIRE(q.push_raw(raw_job(i)));
+  REQUIRE(q.gpu_moves_to_front());
+  REQUIRE(q.push_raw(raw_job(2)));
+  REQUIRE(!q.gpu_moves_to_front());
+  for (uint64_t i = 3; i < 10; i++) REQUIRE(q.push_raw(raw_job(i)));
+  for (int k = 0; k < 5; k++) {
+    auto job = q.pop_for_cpu();
+    REQUIRE(job);
+    job->prepared = true;
+    q.prepared(std::move(*job));
+  }
+  std::vector<Job> batch = q.pop_raw_batch(id, 5);
+  REQUIRE(batch.size() == 5);
+  for (Job& j : batch) j.sorted.emplace();
+  q.return_from_gpu(id, std::move(batch), 0);
+  REQUIRE(q.gpu_moves_to_front());
+  q.abort(std::make_exception_ptr(std::runtime_error("done")));
 }
