@@ -8,8 +8,8 @@
 //   gpu_bench encode FILE LEVEL THREADS   the CPU side alone: blocks prepared (run-length
 //                                         coding, CRC), sorted and moved to front on the
 //                                         GPU first, then entropy coding timed on THREADS
-//                                         threads (the ceiling with a fast GPU, which
-//                                         the station has moving to front)
+//                                         threads (the ceiling where the GPU also
+//                                         moves to front)
 //   gpu_bench inverse FILE LEVEL LANES BATCH_BLOCKS
 //                                         the GPU inverse BWT alone, in batches of
 //                                         BATCH_BLOCKS by LANES threads (MB/s of block

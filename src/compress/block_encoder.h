@@ -29,9 +29,8 @@ void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t bl
                   bool randomised, EncoderWorkspace& ws, BitWriter& out);
 
 // The same from the MTF positions of the last column's bytes (where the GPU moved it to
-// front) and
-// the 256 flags of the bytes in use. Throws Internal where a position is not below the
-// count of bytes in use: a bad result is not written out.
+// front) and the 256 flags of the bytes in use. Throws Internal where a position is not
+// below the count of bytes in use: a bad result is not written out.
 void encode_mtf_block(const uint8_t* positions, int32_t n, const bool* in_use, uint32_t orig_ptr,
                       uint32_t block_crc, bool randomised, EncoderWorkspace& ws, BitWriter& out);
 

@@ -1,7 +1,9 @@
 #include "cpu_station.h"
 
 #include <optional>
+#include <string>
 
+#include "common/error.h"
 #include "common/thread_priority.h"
 #include "perturb.h"
 
@@ -41,8 +43,13 @@ CodedBlock BlockCompressor::compress(Job& job) {
   if (own)
     encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw);
   else if (job.sorted->moved_to_front)
-    encode_mtf_block(job.raw.buffer.data(), n, job.sorted->in_use.data(),
-                     job.sorted->orig_ptr, job.crc, job.randomised, enc, bw);
+    try {
+      encode_mtf_block(job.raw.buffer.data(), n, job.sorted->in_use.data(),
+                       job.sorted->orig_ptr, job.crc, job.randomised, enc, bw);
+    } catch (const Error& e) {  // a GPU's result the encoder refused: say which block
+      throw Error(e.kind(), "block " + std::to_string(job.raw.index + 1) + ", sorted on the GPU: " +
+                                e.what());
+    }
   else
     encode_block(job.raw.buffer.data(), n, job.sorted->orig_ptr, job.crc, job.randomised, enc,
                  bw);

@@ -261,3 +261,24 @@ TEST_CASE("The GPU moves to front unless it is the limit and the CPUs keep up", 
   REQUIRE(q.gpu_moves_to_front());
   q.abort(std::make_exception_ptr(std::runtime_error("done")));
 }
+
+// A GPU result the encoder cannot take (here the text itself in place of its MTF
+// positions) stops the run with an internal error naming the block, not bad output.
+TEST_CASE("A station names the block whose GPU result it refuses", "[queue]") {
+  Job job = raw_job(6);
+  const auto text = gpbzip2::corpus::generate("text", 1000, 7);
+  std::copy(text.begin(), text.end(), job.raw.buffer.data());
+  job.prepared = true;
+  job.sorted.emplace();
+  job.sorted->moved_to_front = true;
+  for (uint8_t c : text) job.sorted->in_use[c] = true;
+  gpbzip2::BlockCompressor compressor;
+  try {
+    compressor.compress(job);
+    FAIL("no error");
+  } catch (const gpbzip2::Error& e) {
+    REQUIRE(e.kind() == gpbzip2::ErrorKind::Internal);
+    REQUIRE(std::string(e.what()) ==
+            "block 7, sorted on the GPU: move-to-front position out of range");
+  }
+}
