@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/huge_pages.h"
+#include "shared_sort.h"
 
 namespace gpbzip2 {
 
@@ -45,8 +46,11 @@ struct BwtView {
 };
 
 // Sorts the rotations of block[0..n). Equal rotations (a periodic block such as "ab"
-// repeated) are ordered as bzip2 orders them, so origPtr matches too.
-BwtView bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws);
+// repeated) are ordered as bzip2 orders them, so origPtr matches too. Given `team`, the
+// sort of a block that is not periodic is shared out through it where it pays
+// (shared_sort.h); the result is the same.
+BwtView bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws,
+                    const RunTogether* team = nullptr);
 
 // Whether bwt_forward orders block[0..n) from its period, without sorting (a pattern
 // repeated and cut at a length it does not divide): a search of the first 4 kB and at most

@@ -24,7 +24,7 @@ std::span<const uint8_t> prepare(Job& job, ByteVector& scratch, bool perturb) {
 
 static_assert(symbol_capacity(0) <= BwtWorkspace::kSpareExtra);
 
-CodedBlock BlockCompressor::compress(Job& job) {
+CodedBlock BlockCompressor::compress(Job& job, const RunTogether* team) {
   std::optional<BwtView> own;
   int32_t n = int32_t(job.raw.rle_bytes);
   if (!job.sorted) {
@@ -32,7 +32,7 @@ CodedBlock BlockCompressor::compress(Job& job) {
         job.prepared ? job.text() : prepare(job, scratch, perturb);
     n = int32_t(text.size());
     HugePageVector<uint16_t>().swap(symbols);
-    own = bwt_forward(text.data(), n, bwt);
+    own = bwt_forward(text.data(), n, bwt, job.share_sort ? team : nullptr);
     enc.symbols = bwt.spare(n);
   } else {
     bwt = BwtWorkspace();
@@ -66,6 +66,9 @@ CodedBlock BlockCompressor::compress(Job& job) {
 void run_cpu_station(WorkQueue& queue, bool perturb) {
   BlockCompressor compressor;
   compressor.perturb = perturb;
+  const RunTogether team = [&queue](size_t tasks, const std::function<void(size_t)>& body) {
+    queue.run_together(tasks, body);
+  };
   bool nicer = false;
   try {
     while (auto job = queue.pop_for_cpu()) {
@@ -90,7 +93,7 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
         }
         queue.kept(*job);
       }
-      queue.deliver(compressor.compress(*job));
+      queue.deliver(compressor.compress(*job, &team));
       queue.recycle(std::move(job->raw.buffer));
     }
   } catch (...) {

@@ -18,7 +18,8 @@ struct BlockCompressor {
   BwtWorkspace bwt;
   HugePageVector<uint16_t> symbols;
   EncoderWorkspace enc;
-  CodedBlock compress(Job& job);
+  // `team` shares the sort of a job marked share_sort.
+  CodedBlock compress(Job& job, const RunTogether* team = nullptr);
 };
 
 void run_cpu_station(WorkQueue& queue, bool perturb);

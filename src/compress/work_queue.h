@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -42,6 +43,8 @@ struct Job {
   // buffer a block, not a second for the result), or its MTF positions and the bytes in
   // use where the GPU moved it to front.
   std::optional<BwtResult> sorted;
+  // One of the last blocks, whose sort the stations left idle help with (run_together).
+  bool share_sort = false;
   // What the BWT sorts, until sorted.
   std::span<const uint8_t> text() const { return raw.text(); }
 };
@@ -71,8 +74,12 @@ class WorkQueue {
   // CPU stations: a block to prepare for a waiting GPU, then sorted work (it frees memory
   // sooner), then blocks the GPUs handed back, then a block to compress whole unless the
   // GPUs will sort it sooner, else a block to prepare for the GPUs. Empty once the input
-  // is closed and no work is left or still out at a GPU or being prepared.
+  // is closed and no work is left or still out at a GPU or a CPU: a station out of work
+  // waits while others hold blocks, and runs the tasks of their shared sorts.
   std::optional<Job> pop_for_cpu();
+  // Runs body(0..tasks-1) on this station and on the CPU stations left without work, for
+  // a job popped with share_sort (shared_sort.h's RunTogether).
+  void run_together(size_t tasks, const std::function<void(size_t)>& body);
   // A job popped with prepare_only, now prepared: it waits for a sorter.
   void prepared(Job job);
   // Or the CPU that prepared it compresses it whole after all (the GPUs would sort it
@@ -134,6 +141,14 @@ class WorkQueue {
     bool active = true;
     double sec_per_byte = 0;  // 0 until its first batch is timed
   };
+  // Tasks a station offers to the idle ones.
+  struct Offer {
+    const std::function<void(size_t)>* body;
+    size_t count;
+    std::atomic<size_t> next{0};
+    int helpers = 0;  // stations running its tasks, under mu_
+    std::exception_ptr error;
+  };
   struct CpuStart {
     Clock::time_point at;
     size_t bytes;
@@ -143,6 +158,8 @@ class WorkQueue {
   bool gpus_present() const { return gpus_active_ > 0 || gpu_opening_blocks_ > 0; }
   bool cpu_may_compress() const;
   bool cpus_done() const;
+  bool shares_sort() const;
+  void cpu_job_done();
   bool gpu_batch_ready(size_t max) const;
   void notify_gpus();
   std::optional<Job> take_for_cpu();
@@ -150,12 +167,14 @@ class WorkQueue {
   double gpu_bytes_per_sec() const;
 
   mutable std::mutex mu_;
-  std::condition_variable reader_cv_, cpu_cv_, gpu_cv_, writer_cv_;
+  std::condition_variable reader_cv_, cpu_cv_, gpu_cv_, writer_cv_, helped_cv_;
   size_t max_uncoded_;
   size_t uncoded_ = 0;    // read, not yet delivered by a station
   size_t in_flight_ = 0;  // read, not yet taken by the writer
   size_t at_gpu_ = 0;
   size_t preparing_ = 0;  // out at CPUs to be prepared
+  size_t cpu_jobs_ = 0;   // out at CPUs, to be delivered or prepared
+  std::vector<Offer*> offers_;
   // input_: as read; ready_: prepared, for a sorter; sorted_: sorted by a GPU;
   // declined_: handed back unsorted by a GPU.
   std::deque<Job> input_, ready_, sorted_, declined_;

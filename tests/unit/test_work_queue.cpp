@@ -99,6 +99,9 @@ TEST_CASE("While GPUs open, the CPUs prepare their first batches", "[queue]") {
     REQUIRE(job->raw.index == i);
     REQUIRE(!job->prepare_only);
   }
+  // Once every block is delivered, nothing is left for a station (one out of work waits
+  // while others hold blocks, to help sort them).
+  for (uint64_t i = 0; i < 4; i++) q.deliver(coded(i));
   REQUIRE(!q.pop_for_cpu());
 }
 

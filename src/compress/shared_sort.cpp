@@ -1,0 +1,321 @@
+#include "shared_sort.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "common/error.h"
+#include "common/huge_pages.h"
+
+namespace gpbzip2 {
+namespace {
+
+// Positions are counted into the buckets of their first two bytes in this many stretches,
+// each with its own counts, so that the counting and the scattering are tasks too.
+constexpr size_t kStretches = 8;
+constexpr size_t kBuckets = 65536;
+// About the rotations a task takes: small enough that threads joining late find work.
+constexpr size_t kTaskSize = 16384;
+// Past their first bytes, rotations are sorted by their bytes, 8 at a time, up to this
+// many: most runs of equal prefixes in text part within a few bytes, where a round of
+// doubling costs a random access per rotation however few bytes it decides.
+constexpr int32_t kCompareBytes = 64;
+// The doubling gives up once its rounds have ranked this many times n rotations.
+constexpr int64_t kGiveUpPerByte = 4;
+// Nor does the sort start where more than this share of the block's positions begin a
+// repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and samba
+// parts, the tar's blocks of repeated files) took it 4-8 times libdivsufsort's time
+// against 1.3-2.1 times for blocks with under 2% (2-core Xeon VM).
+constexpr double kMostRepeated = 0.1;
+constexpr int32_t kRepeatWindow = 72;
+
+struct Group {
+  int32_t start, size;
+  int32_t depth;  // bytes its rotations are known to share
+};
+
+// w[i..i+8) as a big-endian number, cyclically.
+uint64_t word_at(const uint8_t* w, int32_t n, int32_t i) {
+  uint64_t v = 0;
+  if (i <= n - 8) {
+    std::memcpy(&v, w + i, 8);
+    return __builtin_bswap64(v);
+  }
+  for (int d = 0, j = i; d < 8; d++, j = j + 1 < n ? j + 1 : 0) v = v << 8 | w[j];
+  return v;
+}
+
+// The share of w's positions whose next kRepeatWindow bytes occur elsewhere in w too,
+// estimated from about one position in 32, chosen by their bytes so that the copies of a
+// repeat are sampled at the same places.
+double repeated_share(const uint8_t* w, int32_t n) {
+  if (n < 4 * kRepeatWindow) return 0;
+  const size_t slots = std::bit_ceil(size_t(n) / 8);
+  std::vector<uint64_t> seen(slots, 0);
+  size_t samples = 0, repeats = 0;
+  for (int32_t p = 0; p + kRepeatWindow <= n; p++) {
+    uint32_t x;
+    std::memcpy(&x, w + p, 4);
+    if ((x * 0x9E3779B1u) >> 27 != 0) continue;
+    uint64_t h = 0;
+    for (int32_t k = 0; k < kRepeatWindow; k += 8) {
+      uint64_t v;
+      std::memcpy(&v, w + p + k, 8);
+      h = (h ^ v) * 0x9E3779B97F4A7C15u;
+      h ^= h >> 29;
+    }
+    h |= 1;  // 0 marks an empty slot
+    // A byte string sampled everywhere (a run's) could fill the table: half full is enough.
+    if (++samples > slots / 2) break;
+    for (size_t i = h & (slots - 1);; i = (i + 1) & (slots - 1)) {
+      if (seen[i] == h) {
+        repeats++;
+        break;
+      }
+      if (seen[i] == 0) {
+        seen[i] = h;
+        break;
+      }
+    }
+  }
+  // Under a quarter of the samples expected: few distinct 4-byte strings (a Fibonacci word
+  // has five), as in the words whose doubling takes a round per bit of the period.
+  if (samples < size_t(n) / 128) return 1;
+  return double(repeats) / double(samples);
+}
+
+// A rotation's next 8 bytes (or its rank) beside it, for sorting.
+struct Keyed {
+  uint64_t key;
+  int32_t x;
+  bool operator<(const Keyed& o) const { return key < o.key; }
+};
+
+// A task's sorting scratch, kept by its thread.
+std::vector<Keyed>& keyed(size_t size) {
+  thread_local std::vector<Keyed> v;
+  if (v.size() < size) v.resize(size);
+  return v;
+}
+
+void sort_keyed(Keyed* k, int32_t size) {
+  if (size > 16) return std::sort(k, k + size);
+  for (int32_t i = 1; i < size; i++)  // insertion sort: most groups are a few rotations
+    for (int32_t j = i; j > 0 && k[j] < k[j - 1]; j--) std::swap(k[j], k[j - 1]);
+}
+
+// Sorts the keyed rotations of a group, writes them back to sa, ranks each run of equal
+// keys by where it starts, and hands those runs of more than one to `equal`.
+template <class Equal>
+void settle(Keyed* k, Group g, int32_t* sa, int32_t* rank, Equal equal) {
+  sort_keyed(k, g.size);
+  int32_t run = 0;
+  for (int32_t j = 0; j < g.size; j++) {
+    if (j > 0 && k[j].key != k[j - 1].key) {
+      if (j - run > 1) equal(g.start + run, j - run);
+      run = j;
+    }
+    sa[g.start + j] = k[j].x;
+    rank[k[j].x] = g.start + run;
+  }
+  if (g.size - run > 1) equal(g.start + run, g.size - run);
+}
+
+// Orders a group of rotations that share g.depth bytes by their next bytes, up to
+// kOrderDepth: ranges of more than kSplitMin rotations by one byte (a counting sort), then
+// smaller ones 8 bytes at a time (a sort of words). Ranges still equal there are left
+// open; with part_max > 0, ranges of at most that many are handed to `parts` unordered
+// (the first pass cuts large buckets into tasks so). `spare` is an array like sa, for
+// the counting sorts.
+constexpr int32_t kOrderDepth = 2 + kCompareBytes;
+constexpr int32_t kSplitMin = 256;
+void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int32_t* sa,
+                    int32_t* rank, int32_t* spare, std::vector<Group>& open,
+                    std::vector<Group>& parts) {
+  std::vector<Group> todo{g};
+  while (!todo.empty()) {
+    const Group t = todo.back();
+    todo.pop_back();
+    if (t.size == 1) {
+      rank[sa[t.start]] = t.start;
+    } else if (t.depth >= kOrderDepth) {
+      for (int32_t j = t.start; j < t.start + t.size; j++) rank[sa[j]] = t.start;
+      open.push_back(t);
+    } else if (t.size <= part_max) {
+      parts.push_back(t);
+    } else if (t.size > kSplitMin) {
+      int32_t count[257] = {};
+      auto next = [&](int32_t x) {
+        const int32_t at = x + t.depth;
+        return w[at < n ? at : at - n];
+      };
+      int32_t* const x = sa + t.start;
+      for (int32_t j = 0; j < t.size; j++) count[next(x[j]) + 1]++;
+      for (int c = 0; c < 256; c++) count[c + 1] += count[c];
+      int32_t* const tmp = spare + t.start;
+      for (int32_t j = 0; j < t.size; j++) tmp[count[next(x[j])]++] = x[j];
+      std::copy(tmp, tmp + t.size, x);
+      for (int32_t c = 0, from = 0; c < 256; from = count[c++])
+        if (count[c] > from) todo.push_back({t.start + from, count[c] - from, t.depth + 1});
+    } else {
+      Keyed* k = keyed(size_t(t.size)).data();
+      for (int32_t j = 0; j < t.size; j++) {
+        const int32_t x = sa[t.start + j], at = x + t.depth;
+        k[j] = {word_at(w, n, at < n ? at : at - n), x};
+      }
+      settle(k, t, sa, rank, [&](int32_t start, int32_t size) {
+        todo.push_back({start, size, t.depth + 8});
+      });
+    }
+  }
+}
+
+// Cuts [0, count) into ranges of about kTaskSize rotations, sizes given by size_of(i).
+template <class SizeOf>
+std::vector<size_t> task_bounds(size_t count, SizeOf size_of) {
+  std::vector<size_t> bounds{0};
+  size_t acc = 0;
+  for (size_t i = 0; i < count; i++) {
+    acc += size_t(size_of(i));
+    if (acc >= kTaskSize) {
+      bounds.push_back(i + 1);
+      acc = 0;
+    }
+  }
+  if (bounds.back() != count) bounds.push_back(count);
+  return bounds;
+}
+
+std::vector<Group> joined(std::vector<std::vector<Group>>& lists) {
+  size_t total = 0;
+  for (const auto& l : lists) total += l.size();
+  std::vector<Group> all;
+  all.reserve(total);
+  for (auto& l : lists) {
+    all.insert(all.end(), l.begin(), l.end());
+    l.clear();
+  }
+  return all;
+}
+
+// Scratch on huge pages, freed at the end: the threads sharing the sort would otherwise
+// queue for the process's page tables as they fault in fresh 4 KiB pages.
+class HugeArray {
+ public:
+  explicit HugeArray(size_t elements)
+      : bytes_(elements * sizeof(int32_t)), p_(static_cast<int32_t*>(allocate_huge_pages(bytes_))) {}
+  ~HugeArray() { free_huge_pages(p_, bytes_); }
+  HugeArray(const HugeArray&) = delete;
+  HugeArray& operator=(const HugeArray&) = delete;
+  int32_t* get() const { return p_; }
+  int32_t& operator[](size_t i) const { return p_[i]; }
+
+ private:
+  size_t bytes_;
+  int32_t* p_;
+};
+
+}  // namespace
+
+bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTogether& run) {
+  if (n <= 0) return true;
+  if (repeated_share(w, n) > kMostRepeated) return false;
+  const HugeArray rank{size_t(n)}, key{size_t(n)};
+
+  // Every rotation into the bucket of its first two bytes: counts per stretch, offsets.
+  std::optional<HugeArray> counts(std::in_place, kStretches * kBuckets);
+  auto stretch = [&](size_t s) {
+    return std::pair<int32_t, int32_t>(int32_t(int64_t(n) * int64_t(s) / kStretches),
+                                       int32_t(int64_t(n) * int64_t(s + 1) / kStretches));
+  };
+  auto pair_at = [&](int32_t i) { return size_t(w[i]) << 8 | w[i + 1 < n ? i + 1 : 0]; };
+  run(kStretches, [&](size_t s) {
+    int32_t* c = counts->get() + s * kBuckets;
+    std::fill(c, c + kBuckets, 0);
+    const auto [from, to] = stretch(s);
+    for (int32_t i = from; i < to; i++) c[pair_at(i)]++;
+  });
+  std::vector<int32_t> bucket_start(kBuckets + 1);
+  int32_t at = 0;
+  for (size_t b = 0; b < kBuckets; b++) {
+    bucket_start[b] = at;
+    for (size_t s = 0; s < kStretches; s++) {
+      int32_t& c = (*counts)[s * kBuckets + b];
+      const int32_t size = c;
+      c = at;
+      at += size;
+    }
+  }
+  bucket_start[kBuckets] = at;
+  run(kStretches, [&](size_t s) {
+    int32_t* c = counts->get() + s * kBuckets;
+    const auto [from, to] = stretch(s);
+    for (int32_t i = from; i < to; i++) sa[c[pair_at(i)]++] = i;
+  });
+  counts.reset();
+
+  // The buckets cut into parts of at most kTaskSize / 4 rotations (the larger ones by
+  // their next bytes)...
+  const std::vector<size_t> bucket_tasks =
+      task_bounds(kBuckets, [&](size_t b) { return bucket_start[b + 1] - bucket_start[b]; });
+  std::vector<std::vector<Group>> open(bucket_tasks.size() - 1), cut(open.size());
+  run(open.size(), [&](size_t t) {
+    for (size_t b = bucket_tasks[t]; b < bucket_tasks[t + 1]; b++)
+      if (const int32_t start = bucket_start[b], size = bucket_start[b + 1] - start; size > 0)
+        order_by_bytes(w, n, {start, size, 2}, int32_t(kTaskSize / 4), sa, rank.get(), key.get(),
+                       open[t], cut[t]);
+  });
+  // ... then every part ordered by its bytes up to kOrderDepth.
+  {
+    const std::vector<Group> parts = joined(cut);
+    const std::vector<size_t> tasks =
+        task_bounds(parts.size(), [&](size_t g) { return parts[g].size; });
+    open.resize(open.size() + tasks.size() - 1);
+    const size_t first = open.size() - (tasks.size() - 1);
+    run(tasks.size() - 1, [&](size_t t) {
+      std::vector<Group> none;
+      for (size_t g = tasks[t]; g < tasks[t + 1]; g++)
+        order_by_bytes(w, n, parts[g], 0, sa, rank.get(), key.get(), open[first + t], none);
+    });
+  }
+
+  // Then ranks by 2h from those by h, for the runs of equal ranks left: every group left
+  // open shares at least h bytes, and ranks order all rotations by at least that many.
+  int64_t ranked = 0;
+  std::vector<Group> groups = joined(open);
+  int32_t h = n;
+  for (const Group& g : groups) h = std::min(h, g.depth);
+  for (; !groups.empty(); h *= 2) {
+    for (const Group& g : groups) ranked += g.size;
+    if (ranked > kGiveUpPerByte * int64_t(n)) return false;
+    if (h >= n) throw Error(ErrorKind::Internal, "BWT: equal rotations in a non-periodic block");
+    const std::vector<size_t> tasks =
+        task_bounds(groups.size(), [&](size_t g) { return groups[g].size; });
+    open.resize(tasks.size() - 1);
+    // Every key is read before any rank changes: two passes.
+    run(open.size(), [&](size_t t) {
+      for (size_t g = tasks[t]; g < tasks[t + 1]; g++)
+        for (int32_t j = groups[g].start, end = j + groups[g].size; j < end; j++) {
+          const int32_t ahead = sa[j] + h;
+          key[j] = rank[ahead < n ? ahead : ahead - n];
+        }
+    });
+    run(open.size(), [&](size_t t) {
+      for (size_t g = tasks[t]; g < tasks[t + 1]; g++) {
+        const Group group = groups[g];
+        Keyed* k = keyed(size_t(group.size)).data();
+        for (int32_t j = 0; j < group.size; j++)
+          k[j] = {uint64_t(uint32_t(key[group.start + j])), sa[group.start + j]};
+        settle(k, group, sa, rank.get(), [&](int32_t start, int32_t size) {
+          open[t].push_back({start, size, std::max(group.depth, 2 * h)});
+        });
+      }
+    });
+    groups = joined(open);
+  }
+  return true;
+}
+
+}  // namespace gpbzip2

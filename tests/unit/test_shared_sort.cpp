@@ -1,0 +1,159 @@
+// A block's rotation sort shared between threads (shared_sort.h) against libdivsufsort's
+// route, and the work queue's offers of such tasks to the stations left without work.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "compress/bwt.h"
+#include "compress/shared_sort.h"
+#include "compress/work_queue.h"
+#include "generators.h"
+
+using gpbzip2::corpus::generate;
+
+namespace {
+
+// Runs the tasks on the caller and `extra` threads started for each call.
+gpbzip2::RunTogether threads_team(int extra) {
+  return [extra](size_t tasks, const std::function<void(size_t)>& body) {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < tasks;) body(i);
+    };
+    std::vector<std::thread> helpers;
+    for (int i = 0; i < extra; i++) helpers.emplace_back(work);
+    work();
+    for (auto& h : helpers) h.join();
+  };
+}
+
+// The shared sort's order of t's rotations as the last column and origPtr, or nothing
+// where it gave up; the same through bwt_forward whatever it did.
+bool shared_matches_alone(const std::vector<uint8_t>& t, const gpbzip2::RunTogether& team) {
+  const int32_t n = int32_t(t.size());
+  gpbzip2::BwtWorkspace alone_ws, team_ws;
+  const gpbzip2::BwtView alone = gpbzip2::bwt_forward(t.data(), n, alone_ws);
+  const gpbzip2::BwtView shared = gpbzip2::bwt_forward(t.data(), n, team_ws, &team);
+  REQUIRE(shared.orig_ptr == alone.orig_ptr);
+  REQUIRE(std::memcmp(shared.last, alone.last, size_t(n)) == 0);
+  // Directly, on the rotations of t (the shared sort needs no least rotation).
+  std::vector<int32_t> sa(t.size());
+  if (!gpbzip2::sort_rotations_shared(t.data(), n, sa.data(), team)) return false;
+  std::vector<uint8_t> last(t.size());
+  uint32_t orig_ptr = 0;
+  for (int32_t r = 0; r < n; r++) {
+    const int32_t x = sa[size_t(r)];
+    last[size_t(r)] = t[size_t((x + n - 1) % n)];
+    if (x == 0) orig_ptr = uint32_t(r);
+  }
+  REQUIRE(std::memcmp(last.data(), alone.last, size_t(n)) == 0);
+  REQUIRE(orig_ptr == alone.orig_ptr);
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("A shared rotation sort orders as the sort alone", "[bwt][shared]") {
+  const auto team = threads_team(3);
+  for (const char* kind : {"text", "binary", "random"}) {
+    for (size_t n : {5000u, 70001u, 899981u}) {
+      INFO(kind << " " << n);
+      REQUIRE(shared_matches_alone(generate(kind, n, 7), team));
+    }
+  }
+  // Bytes from 0xF8 up (the packed keys' top bits), and a text whose end repeats its
+  // start (rotations that part only after the wrap).
+  std::mt19937 rng(11);
+  std::vector<uint8_t> high(300000);
+  for (auto& b : high) b = uint8_t(0xF8 + rng() % 8);
+  REQUIRE(shared_matches_alone(high, team));
+  auto wrap = generate("text", 200000, 3);
+  std::copy(wrap.begin(), wrap.begin() + 5000, wrap.end() - 5000);
+  wrap.back() ^= 1;
+  REQUIRE(shared_matches_alone(wrap, team));
+  // One thread alone, with tasks of every kind.
+  REQUIRE(shared_matches_alone(generate("text", 120000, 9), threads_team(0)));
+}
+
+TEST_CASE("A shared rotation sort gives up on long repeats, and the block is still sorted",
+          "[bwt][shared]") {
+  const auto team = threads_team(2);
+  for (const char* kind : {"fibonacci", "thue-morse", "edits", "sparse"}) {
+    INFO(kind);
+    REQUIRE_FALSE(shared_matches_alone(generate(kind, 300000, 1), team));
+  }
+  // Runs, whose bytes the repeat estimate samples everywhere: either way the same order.
+  shared_matches_alone(generate("runs", 300000, 2), team);
+  // Small alphabets with some structure: either way the same order.
+  std::mt19937 rng(5);
+  for (int round = 0; round < 20; round++) {
+    std::vector<uint8_t> t(5000 + rng() % 20000);
+    const unsigned sigma = 2 + rng() % 3;
+    for (auto& b : t) b = uint8_t('a' + rng() % sigma);
+    const size_t copy = rng() % (t.size() / 2);
+    std::copy(t.begin(), t.begin() + long(copy), t.end() - long(copy));
+    t[rng() % t.size()] ^= 1;
+    INFO("round " << round);
+    shared_matches_alone(t, team);
+  }
+}
+
+TEST_CASE("Stations left without work run the tasks a sorting station offers", "[queue][shared]") {
+  gpbzip2::WorkQueue q(4, 4);
+  gpbzip2::Job job;
+  job.raw.index = 0;
+  job.raw.buffer.resize(1000);
+  job.raw.input_bytes = job.raw.rle_bytes = 1000;
+  REQUIRE(q.push_raw(std::move(job)));
+  q.close_input(1);
+  auto mine = q.pop_for_cpu();
+  REQUIRE(mine);
+  REQUIRE(mine->share_sort);  // the last block, three stations idle
+  std::vector<std::thread> idle;
+  std::atomic<int> left{0}, given_jobs{0};
+  for (int i = 0; i < 3; i++)
+    idle.emplace_back([&] {
+      if (q.pop_for_cpu()) given_jobs++;  // none: they help, then leave
+      left++;
+    });
+
+  // Task 0 waits (up to 10 s) until another thread has run a task: a helper joined.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::multiset<std::thread::id> ran;
+  std::vector<int> runs(64, 0);
+  const std::thread::id owner = std::this_thread::get_id();
+  q.run_together(runs.size(), [&](size_t i) {
+    std::unique_lock lk(mu);
+    runs[i]++;
+    ran.insert(std::this_thread::get_id());
+    cv.notify_all();
+    if (i == 0)
+      cv.wait_for(lk, std::chrono::seconds(10), [&] { return ran.size() > ran.count(owner); });
+  });
+  for (int r : runs) REQUIRE(r == 1);
+  REQUIRE(ran.size() > ran.count(owner));
+
+  // A failing task fails the call, after every helper is out of it.
+  REQUIRE_THROWS_AS(q.run_together(32,
+                                   [&](size_t i) {
+                                     if (i == 5) throw std::runtime_error("task 5");
+                                   }),
+                    std::runtime_error);
+
+  REQUIRE(left == 0);  // they stay while a station holds a job
+  gpbzip2::CodedBlock done;
+  done.index = 0;
+  q.deliver(std::move(done));
+  for (auto& t : idle) t.join();
+  REQUIRE(left == 3);
+  REQUIRE(given_jobs == 0);
+}
