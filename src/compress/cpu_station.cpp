@@ -63,6 +63,12 @@ CodedBlock BlockCompressor::compress(Job& job, const RunTogether* team) {
   return out;
 }
 
+void BlockCompressor::release() {
+  bwt = BwtWorkspace();
+  HugePageVector<uint16_t>().swap(symbols);
+  ByteVector().swap(scratch);
+}
+
 void run_cpu_station(WorkQueue& queue, bool perturb) {
   BlockCompressor compressor;
   compressor.perturb = perturb;
@@ -70,6 +76,7 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
     queue.run_together(tasks, body);
   };
   bool nicer = false;
+  queue.cpu_station_started();
   try {
     while (auto job = queue.pop_for_cpu()) {
       if (!nicer && queue.gpu_found()) {
@@ -95,6 +102,9 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
       }
       queue.deliver(compressor.compress(*job, &team));
       queue.recycle(std::move(job->raw.buffer));
+      // Out of blocks for good: the sort's arrays would only wait, beside the shared sorts'
+      // of the last blocks.
+      if (queue.all_taken()) compressor.release();
     }
   } catch (...) {
     queue.abort(std::current_exception());

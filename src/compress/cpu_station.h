@@ -20,6 +20,8 @@ struct BlockCompressor {
   EncoderWorkspace enc;
   // `team` shares the sort of a job marked share_sort.
   CodedBlock compress(Job& job, const RunTogether* team = nullptr);
+  // Frees the arrays kept for the next block.
+  void release();
 };
 
 void run_cpu_station(WorkQueue& queue, bool perturb);

@@ -1,6 +1,7 @@
 #include "shared_sort.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <optional>
@@ -22,7 +23,8 @@ constexpr size_t kTaskSize = 16384;
 // many: most runs of equal prefixes in text part within a few bytes, where a round of
 // doubling costs a random access per rotation however few bytes it decides.
 constexpr int32_t kCompareBytes = 64;
-// The doubling gives up once its rounds have ranked this many times n rotations.
+// The doubling gives up once its rounds have ranked this many times n rotations, or
+// where a group left open holds more than kTaskSize (a task of its own every round).
 constexpr int64_t kGiveUpPerByte = 4;
 // Nor does the sort start where more than this share of the block's positions begin a
 // repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and samba
@@ -128,14 +130,17 @@ void settle(Keyed* k, Group g, int32_t* sa, int32_t* rank, Equal equal) {
 // smaller ones 8 bytes at a time (a sort of words). Ranges still equal there are left
 // open; with part_max > 0, ranges of at most that many are handed to `parts` unordered
 // (the first pass cuts large buckets into tasks so). `spare` is an array like sa, for
-// the counting sorts.
+// the counting sorts. A range of more than kTaskSize rotations that one byte does not
+// split is a long stretch of a short period (`ab` repeated over a third of a text block
+// took the sort 5 times libdivsufsort's time, as one task): it sets `hopeless` and the
+// sort gives up.
 constexpr int32_t kOrderDepth = 2 + kCompareBytes;
 constexpr int32_t kSplitMin = 256;
 void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int32_t* sa,
                     int32_t* rank, int32_t* spare, std::vector<Group>& open,
-                    std::vector<Group>& parts) {
+                    std::vector<Group>& parts, std::atomic<bool>& hopeless) {
   std::vector<Group> todo{g};
-  while (!todo.empty()) {
+  while (!todo.empty() && !hopeless.load(std::memory_order_relaxed)) {
     const Group t = todo.back();
     todo.pop_back();
     if (t.size == 1) {
@@ -153,6 +158,8 @@ void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int3
       };
       int32_t* const x = sa + t.start;
       for (int32_t j = 0; j < t.size; j++) count[next(x[j]) + 1]++;
+      if (t.size > int32_t(kTaskSize) && std::count(count + 1, count + 257, t.size) == 1)
+        return hopeless.store(true, std::memory_order_relaxed);
       for (int c = 0; c < 256; c++) count[c + 1] += count[c];
       int32_t* const tmp = spare + t.start;
       for (int32_t j = 0; j < t.size; j++) tmp[count[next(x[j])]++] = x[j];
@@ -261,12 +268,14 @@ bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTo
   const std::vector<size_t> bucket_tasks =
       task_bounds(kBuckets, [&](size_t b) { return bucket_start[b + 1] - bucket_start[b]; });
   std::vector<std::vector<Group>> open(bucket_tasks.size() - 1), cut(open.size());
+  std::atomic<bool> hopeless{false};
   run(open.size(), [&](size_t t) {
     for (size_t b = bucket_tasks[t]; b < bucket_tasks[t + 1]; b++)
       if (const int32_t start = bucket_start[b], size = bucket_start[b + 1] - start; size > 0)
         order_by_bytes(w, n, {start, size, 2}, int32_t(kTaskSize / 4), sa, rank.get(), key.get(),
-                       open[t], cut[t]);
+                       open[t], cut[t], hopeless);
   });
+  if (hopeless) return false;
   // ... then every part ordered by its bytes up to kOrderDepth.
   {
     const std::vector<Group> parts = joined(cut);
@@ -277,9 +286,11 @@ bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTo
     run(tasks.size() - 1, [&](size_t t) {
       std::vector<Group> none;
       for (size_t g = tasks[t]; g < tasks[t + 1]; g++)
-        order_by_bytes(w, n, parts[g], 0, sa, rank.get(), key.get(), open[first + t], none);
+        order_by_bytes(w, n, parts[g], 0, sa, rank.get(), key.get(), open[first + t], none,
+                       hopeless);
     });
   }
+  if (hopeless) return false;
 
   // Then ranks by 2h from those by h, for the runs of equal ranks left: every group left
   // open shares at least h bytes, and ranks order all rotations by at least that many.
@@ -288,7 +299,10 @@ bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTo
   int32_t h = n;
   for (const Group& g : groups) h = std::min(h, g.depth);
   for (; !groups.empty(); h *= 2) {
-    for (const Group& g : groups) ranked += g.size;
+    for (const Group& g : groups) {
+      ranked += g.size;
+      if (g.size > int32_t(kTaskSize)) return false;  // one task a round: a long repeat
+    }
     if (ranked > kGiveUpPerByte * int64_t(n)) return false;
     if (h >= n) throw Error(ErrorKind::Internal, "BWT: equal rotations in a non-periodic block");
     const std::vector<size_t> tasks =

@@ -7,9 +7,9 @@
 namespace gpbzip2 {
 namespace {
 
-// From this many CPU stations on, the blocks popped once the input is read and fewer than
-// a quarter of that are left to start are sorted together with the stations that run out
-// of work. Sorted alone, a shared sort costs 1.2-1.4 times libdivsufsort's time (2-core
+// From this many CPU stations started on, the blocks popped once the input is read and
+// fewer than a quarter of that are left to start are sorted together with the stations
+// that run out of work. Sorted alone, a shared sort costs 1.2-1.4 times libdivsufsort's time (2-core
 // Xeon VM), so two or three stations would gain nothing at the end of a run.
 constexpr int kShareMinStations = 4;
 
@@ -101,10 +101,14 @@ std::optional<Job> WorkQueue::take_for_cpu() {
   return std::nullopt;
 }
 
+void WorkQueue::cpu_station_started() {
+  std::lock_guard lk(mu_);
+  cpu_started_++;
+}
+
 bool WorkQueue::shares_sort() const {
   const size_t left = input_.size() + ready_.size() + declined_.size();
-  return cpu_stations_ >= kShareMinStations && input_closed_ &&
-         left < size_t(cpu_stations_ / 4);
+  return cpu_started_ >= kShareMinStations && input_closed_ && left < size_t(cpu_started_ / 4);
 }
 
 // A station out of work stays while others still hold jobs, to help with their sorts.
@@ -194,6 +198,11 @@ bool WorkQueue::gpu_stations_open() {
 bool WorkQueue::input_closed() {
   std::lock_guard lk(mu_);
   return input_closed_;
+}
+
+bool WorkQueue::all_taken() {
+  std::lock_guard lk(mu_);
+  return cpus_done();
 }
 
 void WorkQueue::reserve_for_gpus(size_t blocks) {

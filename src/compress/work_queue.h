@@ -77,6 +77,9 @@ class WorkQueue {
   // is closed and no work is left or still out at a GPU or a CPU: a station out of work
   // waits while others hold blocks, and runs the tasks of their shared sorts.
   std::optional<Job> pop_for_cpu();
+  // A CPU station starts taking work (the last blocks' sorts are shared where enough have:
+  // an input of a few blocks starts a station a block).
+  void cpu_station_started();
   // Runs body(0..tasks-1) on this station and on the CPU stations left without work, for
   // a job popped with share_sort (shared_sort.h's RunTogether).
   void run_together(size_t tasks, const std::function<void(size_t)>& body);
@@ -97,6 +100,9 @@ class WorkQueue {
   bool gpu_stations_open();
   // Whether the reader has pushed its last block.
   bool input_closed();
+  // Whether no block is left for any station to take: the input is closed and every block
+  // is out at a CPU station or done.
+  bool all_taken();
   // Whether a GPU was found and its stations began to open: from then on the CPU stations
   // run nicer (thread_priority.h).
   bool gpu_found() const { return gpu_found_.load(std::memory_order_relaxed); }
@@ -174,6 +180,7 @@ class WorkQueue {
   size_t at_gpu_ = 0;
   size_t preparing_ = 0;  // out at CPUs to be prepared
   size_t cpu_jobs_ = 0;   // out at CPUs, to be delivered or prepared
+  int cpu_started_ = 0;   // CPU stations taking work
   std::vector<Offer*> offers_;
   // input_: as read; ready_: prepared, for a sorter; sorted_: sorted by a GPU;
   // declined_: handed back unsorted by a GPU.

@@ -92,17 +92,36 @@ TEST_CASE("A shared rotation sort gives up on long repeats, and the block is sti
   }
   // Runs, whose bytes the repeat estimate samples everywhere: either way the same order.
   shared_matches_alone(generate("runs", 300000, 2), team);
-  // Small alphabets with some structure: either way the same order.
+  // A short period over 40% of a text block: one task would hold its rotations.
+  auto stretch = generate("text", 300000, 4);
+  for (size_t i = 100000; i < 220000; i++) stretch[i] = "ab"[i % 2];
+  REQUIRE_FALSE(shared_matches_alone(stretch, team));
+}
+
+TEST_CASE("A shared rotation sort of small blocks and small alphabets", "[bwt][shared]") {
+  const auto team = threads_team(2);
   std::mt19937 rng(5);
+  auto random_block = [&](size_t n, unsigned sigma) {
+    std::vector<uint8_t> t(n);
+    for (auto& b : t) b = uint8_t(0x7C + rng() % sigma);  // across 0x7F / 0x80
+    return t;
+  };
+  // Sizes about the passes' edges (8-byte words, 66 bytes ordered, 256 split by a byte),
+  // whose rotations wrap within the first words.
+  for (size_t n : {2u, 3u, 7u, 8u, 9u, 65u, 66u, 67u, 255u, 256u, 257u, 4097u}) {
+    auto t = random_block(n, 2);
+    t[0] = 0x7B;  // not periodic
+    INFO(n);
+    REQUIRE(shared_matches_alone(t, team));
+  }
+  // Alphabets of 4-16 bytes with a copied stretch (under the repeat estimate's bound).
   for (int round = 0; round < 20; round++) {
-    std::vector<uint8_t> t(5000 + rng() % 20000);
-    const unsigned sigma = 2 + rng() % 3;
-    for (auto& b : t) b = uint8_t('a' + rng() % sigma);
-    const size_t copy = rng() % (t.size() / 2);
+    auto t = random_block(5000 + rng() % 60000, 4 + rng() % 13);
+    const size_t copy = rng() % (t.size() / 20);
     std::copy(t.begin(), t.begin() + long(copy), t.end() - long(copy));
     t[rng() % t.size()] ^= 1;
-    INFO("round " << round);
-    shared_matches_alone(t, team);
+    INFO("round " << round << ", " << t.size() << " bytes");
+    REQUIRE(shared_matches_alone(t, team));
   }
 }
 
@@ -114,6 +133,7 @@ TEST_CASE("Stations left without work run the tasks a sorting station offers", "
   job.raw.input_bytes = job.raw.rle_bytes = 1000;
   REQUIRE(q.push_raw(std::move(job)));
   q.close_input(1);
+  for (int i = 0; i < 4; i++) q.cpu_station_started();
   auto mine = q.pop_for_cpu();
   REQUIRE(mine);
   REQUIRE(mine->share_sort);  // the last block, three stations idle
@@ -143,11 +163,16 @@ TEST_CASE("Stations left without work run the tasks a sorting station offers", "
   REQUIRE(ran.size() > ran.count(owner));
 
   // A failing task fails the call, after every helper is out of it.
+  std::atomic<int> running{0};
   REQUIRE_THROWS_AS(q.run_together(32,
                                    [&](size_t i) {
+                                     running++;
+                                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                                     running--;
                                      if (i == 5) throw std::runtime_error("task 5");
                                    }),
                     std::runtime_error);
+  REQUIRE(running == 0);
 
   REQUIRE(left == 0);  // they stay while a station holds a job
   gpbzip2::CodedBlock done;
