@@ -333,18 +333,10 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, const RunToge
     uint8_t* const w = ws.sa.data() + scratch_bytes(n);
     std::memcpy(w, t + shift, size_t(n - shift));
     std::memcpy(w + (n - shift), t, size_t(shift));
-    if (n <= kDoublingMax) {
+    if (n <= kDoublingMax)
       sort_rotations_by_doubling(w, n, sa, ws.aux);
-    } else {
-      bool sorted = false;
-      // The shared sort's 8 bytes a block byte may not fit where libdivsufsort's do (an
-      // address-space limit): one thread sorts then.
-      if (team) try {
-          sorted = sort_rotations_shared(w, n, sa, *team);
-        } catch (const std::bad_alloc&) {
-        }
-      if (!sorted) sort_suffixes(w, sa, n);
-    }
+    else if (!team || !sort_rotations_shared(w, n, sa, *team))
+      sort_suffixes(w, sa, n);
     return last_column(w, n, sa, (n - shift) % n);
   }
   const int32_t p = lyndon_period(t, n, shift, least.distance);

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/huge_pages.h"
-#include "shared_sort.h"
+#include "bwt_shared_sort.h"
 
 namespace gpbzip2 {
 
@@ -48,7 +48,7 @@ struct BwtView {
 // Sorts the rotations of block[0..n). Equal rotations (a periodic block such as "ab"
 // repeated) are ordered as bzip2 orders them, so origPtr matches too. Given `team`, the
 // sort of a block that is not periodic is shared out through it where it pays
-// (shared_sort.h); the result is the same.
+// (bwt_shared_sort.h); the result is the same.
 BwtView bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws,
                     const RunTogether* team = nullptr);
 

@@ -117,7 +117,6 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
   for (;;) {
     if (error_) return std::nullopt;
     if (auto job = take_for_cpu()) {
-      cpu_jobs_++;
       job->share_sort = !job->prepare_only && !job->sorted && shares_sort();
       if (job->share_sort) cpu_raw_started_.erase(job->raw.index);  // not one thread's time
       return job;
@@ -139,7 +138,7 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
       if (--offer.helpers == 0) helped_cv_.notify_all();
       continue;
     }
-    if (cpus_done() && cpu_jobs_ == 0) return std::nullopt;
+    if (input_closed_ && uncoded_ == 0) return std::nullopt;  // every block delivered
     cpu_cv_.wait(lk);
   }
 }
@@ -167,15 +166,9 @@ void WorkQueue::run_together(size_t tasks, const std::function<void(size_t)>& bo
   if (failed) std::rethrow_exception(failed);
 }
 
-void WorkQueue::cpu_job_done() {
-  cpu_jobs_--;
-  if (cpu_jobs_ == 0 && cpus_done()) cpu_cv_.notify_all();  // the stations may leave
-}
-
 void WorkQueue::prepared(Job job) {
   std::lock_guard lk(mu_);
   preparing_--;
-  cpu_job_done();
   job.prepare_only = false;
   ready_.push_back(std::move(job));
   notify_gpus();
@@ -323,7 +316,7 @@ void WorkQueue::deliver(CodedBlock block) {
   }
   done_.emplace(index, std::move(block));
   uncoded_--;
-  cpu_job_done();
+  if (uncoded_ == 0 && input_closed_) cpu_cv_.notify_all();  // the stations may leave
   reader_cv_.notify_one();
   if (index == writer_wants_) writer_cv_.notify_one();
 }

@@ -81,7 +81,7 @@ class WorkQueue {
   // an input of a few blocks starts a station a block).
   void cpu_station_started();
   // Runs body(0..tasks-1) on this station and on the CPU stations left without work, for
-  // a job popped with share_sort (shared_sort.h's RunTogether).
+  // a job popped with share_sort (bwt_shared_sort.h's RunTogether).
   void run_together(size_t tasks, const std::function<void(size_t)>& body);
   // A job popped with prepare_only, now prepared: it waits for a sorter.
   void prepared(Job job);
@@ -165,7 +165,6 @@ class WorkQueue {
   bool cpu_may_compress() const;
   bool cpus_done() const;
   bool shares_sort() const;
-  void cpu_job_done();
   bool gpu_batch_ready(size_t max) const;
   void notify_gpus();
   std::optional<Job> take_for_cpu();
@@ -179,7 +178,6 @@ class WorkQueue {
   size_t in_flight_ = 0;  // read, not yet taken by the writer
   size_t at_gpu_ = 0;
   size_t preparing_ = 0;  // out at CPUs to be prepared
-  size_t cpu_jobs_ = 0;   // out at CPUs, to be delivered or prepared
   int cpu_started_ = 0;   // CPU stations taking work
   std::vector<Offer*> offers_;
   // input_: as read; ready_: prepared, for a sorter; sorted_: sorted by a GPU;

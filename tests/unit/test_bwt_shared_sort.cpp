@@ -1,4 +1,4 @@
-// A block's rotation sort shared between threads (shared_sort.h) against libdivsufsort's
+// A block's rotation sort shared between threads (bwt_shared_sort.h) against libdivsufsort's
 // route, and the work queue's offers of such tasks to the stations left without work.
 #include <catch2/catch.hpp>
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "compress/bwt.h"
-#include "compress/shared_sort.h"
+#include "compress/bwt_shared_sort.h"
 #include "compress/work_queue.h"
 #include "generators.h"
 

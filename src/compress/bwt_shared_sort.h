@@ -17,8 +17,8 @@ using RunTogether = std::function<void(size_t tasks, const std::function<void(si
 // time) up to 66, then by prefix doubling on the ranks where they still tie. Alone it
 // takes 1.2-1.4 times libdivsufsort's time on text and binary blocks. False (sa then holds
 // anything) where much of the block repeats (a sampled estimate, before any work), a
-// long stretch of a short period turns up, or the doubling runs long: there
-// libdivsufsort alone is faster, and the caller sorts.
+// long stretch of a short period turns up, or the doubling runs long (there libdivsufsort
+// alone is faster), or where memory for it runs out: the caller sorts then.
 bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTogether& run);
 
 }  // namespace gpbzip2
