@@ -314,7 +314,7 @@ uint16_t* BwtWorkspace::spare(int32_t n) {
   return reinterpret_cast<uint16_t*>(sa.data() + spare_offset(n));
 }
 
-BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, const RunTogether* team) {
+BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, const Team* team) {
   if (const int32_t p = cut_period(t, n); p > 0) {
     resize_scratch(ws.sa, scratch_bytes(n));
     int32_t* const sa = reinterpret_cast<int32_t*>(ws.sa.data());

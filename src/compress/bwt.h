@@ -50,7 +50,7 @@ struct BwtView {
 // sort of a block that is not periodic is shared out through it where it pays
 // (bwt_shared_sort.h); the result is the same.
 BwtView bwt_forward(const uint8_t* block, int32_t n, BwtWorkspace& ws,
-                    const RunTogether* team = nullptr);
+                    const Team* team = nullptr);
 
 // Whether bwt_forward orders block[0..n) from its period, without sorting (a pattern
 // repeated and cut at a length it does not divide): a search of the first 4 kB and at most

@@ -31,8 +31,14 @@ constexpr int64_t kGiveUpPerByte = 4;
 // Nor does the sort start where more than this share of the block's positions begin a
 // repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and samba
 // parts, the tar's blocks of repeated files) took it 4-8 times libdivsufsort's time
-// against 1.3-2.1 times for blocks with under 2% (2-core Xeon VM).
+// against 1.3-2.1 times for blocks with under 2% (2-core Xeon VM). With 8 threads or more
+// for the block, up to the larger share: on an H100 host's cores, the tar's blocks with
+// 10-40% took 0.5-0.9 of libdivsufsort's time shared by 8 threads and 0.46-0.66 by 16, but
+// 0.76-1.3 by 4; silesia's blocks with 15-70% give up in the doubling and lose 10% either
+// way (session 24).
 constexpr double kMostRepeated = 0.1;
+constexpr double kMostRepeatedShared = 0.3;
+constexpr int kManyThreads = 8;
 constexpr int32_t kRepeatWindow = 72;
 
 struct Group {
@@ -50,37 +56,50 @@ uint64_t word_at(const uint8_t* w, int32_t n, int32_t i) {
 
 // The share of w's positions whose next kRepeatWindow bytes occur elsewhere in w too,
 // estimated from about one position in 32, chosen by their bytes so that the copies of a
-// repeat are sampled at the same places.
-double repeated_share(const uint8_t* w, int32_t n) {
+// repeat are sampled at the same places. The samples are hashed in stretches together,
+// then looked up in order.
+double repeated_share(const uint8_t* w, int32_t n, const RunTogether& run) {
   if (n < 4 * kRepeatWindow) return 0;
+  const int64_t starts = int64_t(n) - kRepeatWindow + 1;
+  std::vector<std::vector<uint64_t>> sampled(kStretches);
+  run(kStretches, [&](size_t s) {
+    const int32_t from = int32_t(starts * int64_t(s) / kStretches);
+    const int32_t to = int32_t(starts * int64_t(s + 1) / kStretches);
+    std::vector<uint64_t>& out = sampled[s];
+    out.reserve(size_t(to - from) / 16);
+    for (int32_t p = from; p < to; p++) {
+      uint32_t x;
+      std::memcpy(&x, w + p, 4);
+      if ((x * 0x9E3779B1u) >> 27 != 0) continue;
+      uint64_t h = 0;
+      for (int32_t k = 0; k < kRepeatWindow; k += 8) {
+        uint64_t v;
+        std::memcpy(&v, w + p + k, 8);
+        h = (h ^ v) * 0x9E3779B97F4A7C15u;
+        h ^= h >> 29;
+      }
+      out.push_back(h | 1);  // 0 marks an empty slot below
+    }
+  });
   const size_t slots = std::bit_ceil(size_t(n) / 8);
   std::vector<uint64_t> seen(slots, 0);
+  // A byte string sampled everywhere (a run's) could fill the table: half full is enough.
+  const size_t most = slots / 2;
   size_t samples = 0, repeats = 0;
-  for (int32_t p = 0; p + kRepeatWindow <= n; p++) {
-    uint32_t x;
-    std::memcpy(&x, w + p, 4);
-    if ((x * 0x9E3779B1u) >> 27 != 0) continue;
-    uint64_t h = 0;
-    for (int32_t k = 0; k < kRepeatWindow; k += 8) {
-      uint64_t v;
-      std::memcpy(&v, w + p + k, 8);
-      h = (h ^ v) * 0x9E3779B97F4A7C15u;
-      h ^= h >> 29;
-    }
-    h |= 1;  // 0 marks an empty slot
-    // A byte string sampled everywhere (a run's) could fill the table: half full is enough.
-    if (++samples > slots / 2) break;
-    for (size_t i = h & (slots - 1);; i = (i + 1) & (slots - 1)) {
-      if (seen[i] == h) {
-        repeats++;
-        break;
-      }
-      if (seen[i] == 0) {
-        seen[i] = h;
-        break;
+  for (const std::vector<uint64_t>& stretch : sampled)
+    for (size_t j = 0; j < stretch.size() && samples < most; j++, samples++) {
+      const uint64_t h = stretch[j];
+      for (size_t i = h & (slots - 1);; i = (i + 1) & (slots - 1)) {
+        if (seen[i] == h) {
+          repeats++;
+          break;
+        }
+        if (seen[i] == 0) {
+          seen[i] = h;
+          break;
+        }
       }
     }
-  }
   // Under a quarter of the samples expected: few distinct 4-byte strings (a Fibonacci word
   // has five), as in the words whose doubling takes a round per bit of the period.
   if (samples < size_t(n) / 128) return 1;
@@ -225,9 +244,11 @@ class HugeArray {
   int32_t* p_;
 };
 
-bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTogether& run) {
+bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   if (n <= 0) return true;
-  if (repeated_share(w, n) > kMostRepeated) return false;
+  const RunTogether& run = team.run;
+  const double most = team.threads >= kManyThreads ? kMostRepeatedShared : kMostRepeated;
+  if (repeated_share(w, n, run) > most) return false;
   const HugeArray rank{size_t(n)}, key{size_t(n)};
 
   // Every rotation into the bucket of its first two bytes: counts per stretch, offsets.
@@ -333,9 +354,9 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTogether& ru
 
 }  // namespace
 
-bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTogether& run) {
+bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   try {
-    return sort_shared(w, n, sa, run);
+    return sort_shared(w, n, sa, team);
   } catch (const std::bad_alloc&) {
     return false;  // its 8 bytes a block byte, where libdivsufsort's may still fit
   }

@@ -11,14 +11,21 @@ namespace gpbzip2 {
 // threads join it; returns once all have finished.
 using RunTogether = std::function<void(size_t tasks, const std::function<void(size_t)>& body)>;
 
+// The threads that share a sort: `run` hands out its tasks, to about `threads` of them.
+struct Team {
+  RunTogether run;
+  int threads = 1;
+};
+
 // The rotations of w[0..n) in order, into sa[0..n); w is not periodic, so they are
-// distinct. Each pass is split into tasks for `run`: the rotations bucketed by their first
+// distinct. Each pass is split into tasks for the team: the rotations bucketed by their first
 // two bytes, then ordered by their bytes (large ranges by one byte, small ones by 8 at a
 // time) up to 66, then by prefix doubling on the ranks where they still tie. Alone it
 // takes 1.2-1.4 times libdivsufsort's time on text and binary blocks. False (sa then holds
 // anything) where much of the block repeats (a sampled estimate, before any work), a
 // long stretch of a short period turns up, or the doubling runs long (there libdivsufsort
-// alone is faster), or where memory for it runs out: the caller sorts then.
-bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const RunTogether& run);
+// alone is faster; the more threads, the more repeats it takes on), or where memory for it
+// runs out: the caller sorts then.
+bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team);
 
 }  // namespace gpbzip2

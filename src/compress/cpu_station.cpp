@@ -24,7 +24,7 @@ std::span<const uint8_t> prepare(Job& job, ByteVector& scratch, bool perturb) {
 
 static_assert(symbol_capacity(0) <= BwtWorkspace::kSpareExtra);
 
-CodedBlock BlockCompressor::compress(Job& job, const RunTogether* team) {
+CodedBlock BlockCompressor::compress(Job& job, const RunTogether* run) {
   std::optional<BwtView> own;
   int32_t n = int32_t(job.raw.rle_bytes);
   if (!job.sorted) {
@@ -32,7 +32,9 @@ CodedBlock BlockCompressor::compress(Job& job, const RunTogether* team) {
         job.prepared ? job.text() : prepare(job, scratch, perturb);
     n = int32_t(text.size());
     HugePageVector<uint16_t>().swap(symbols);
-    own = bwt_forward(text.data(), n, bwt, job.share_sort ? team : nullptr);
+    const std::optional<Team> team =
+        run && job.share_threads > 0 ? std::optional(Team{*run, job.share_threads}) : std::nullopt;
+    own = bwt_forward(text.data(), n, bwt, team ? &*team : nullptr);
     enc.symbols = bwt.spare(n);
   } else {
     bwt = BwtWorkspace();
@@ -72,11 +74,10 @@ void BlockCompressor::release() {
 void run_cpu_station(WorkQueue& queue, bool perturb) {
   BlockCompressor compressor;
   compressor.perturb = perturb;
-  const RunTogether team = [&queue](size_t tasks, const std::function<void(size_t)>& body) {
+  const RunTogether run = [&queue](size_t tasks, const std::function<void(size_t)>& body) {
     queue.run_together(tasks, body);
   };
   bool nicer = false;
-  queue.cpu_station_started();
   try {
     while (auto job = queue.pop_for_cpu()) {
       if (!nicer && queue.gpu_found()) {
@@ -100,7 +101,7 @@ void run_cpu_station(WorkQueue& queue, bool perturb) {
         }
         queue.kept(*job);
       }
-      queue.deliver(compressor.compress(*job, &team));
+      queue.deliver(compressor.compress(*job, &run));
       queue.recycle(std::move(job->raw.buffer));
       // Out of blocks for good: the sort's arrays would only wait, beside the shared sorts'
       // of the last blocks.

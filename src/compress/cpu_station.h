@@ -18,8 +18,8 @@ struct BlockCompressor {
   BwtWorkspace bwt;
   HugePageVector<uint16_t> symbols;
   EncoderWorkspace enc;
-  // `team` shares the sort of a job marked share_sort.
-  CodedBlock compress(Job& job, const RunTogether* team = nullptr);
+  // `run` hands out the tasks of a job's sort where the queue shares it (share_threads).
+  CodedBlock compress(Job& job, const RunTogether* run = nullptr);
   // Frees the arrays kept for the next block.
   void release();
 };

@@ -7,12 +7,6 @@
 namespace gpbzip2 {
 namespace {
 
-// From this many CPU stations started on, the blocks popped once the input is read and
-// fewer than a quarter of that are left to start are sorted together with the stations
-// that run out of work. Sorted alone, a shared sort costs 1.2-1.4 times libdivsufsort's time (2-core
-// Xeon VM), so two or three stations would gain nothing at the end of a run.
-constexpr int kShareMinStations = 4;
-
 // Weight of a new timing in the running estimates: recent batches count most.
 constexpr double kLearn = 0.3;
 
@@ -30,10 +24,11 @@ bool WorkQueue::reader_may_push() const {
   return uncoded_ < max_uncoded_ && in_flight_ < kCodedPerUncoded * max_uncoded_;
 }
 
-bool WorkQueue::push_raw(Job job) {
+bool WorkQueue::push_raw(Job job, std::optional<uint64_t> coming) {
   std::unique_lock lk(mu_);
   reader_cv_.wait(lk, [&] { return error_ || reader_may_push(); });
   if (error_) return false;
+  coming_ = coming;
   uncoded_++;
   in_flight_++;
   unsorted_bytes_ += job.raw.rle_bytes;
@@ -101,14 +96,20 @@ std::optional<Job> WorkQueue::take_for_cpu() {
   return std::nullopt;
 }
 
-void WorkQueue::cpu_station_started() {
+void WorkQueue::cpu_station_added() {
   std::lock_guard lk(mu_);
   cpu_started_++;
 }
 
-bool WorkQueue::shares_sort() const {
-  const size_t left = input_.size() + ready_.size() + declined_.size();
-  return cpu_started_ >= kShareMinStations && input_closed_ && left < size_t(cpu_started_ / 4);
+// For a block just taken: 0 unless it is shared, else the stations for each block still
+// to sort, those held by stations (this one included) and those left to start.
+int WorkQueue::share_threads() const {
+  if (cpu_started_ < kShareMinStations || !(input_closed_ || coming_)) return 0;
+  const uint64_t queued = input_.size() + ready_.size() + declined_.size();
+  const uint64_t left = queued + (input_closed_ ? 0 : *coming_);
+  if (left >= uint64_t(cpu_started_ / 4)) return 0;
+  const uint64_t held = uncoded_ - std::min(uncoded_, queued + sorted_.size() + at_gpu_);
+  return int(std::max<uint64_t>(1, uint64_t(cpu_started_) / std::max<uint64_t>(1, held + left)));
 }
 
 // A station out of work stays while others still hold jobs, to help with their sorts.
@@ -117,8 +118,8 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
   for (;;) {
     if (error_) return std::nullopt;
     if (auto job = take_for_cpu()) {
-      job->share_sort = !job->prepare_only && !job->sorted && shares_sort();
-      if (job->share_sort) cpu_raw_started_.erase(job->raw.index);  // not one thread's time
+      if (!job->prepare_only && !job->sorted) job->share_threads = share_threads();
+      if (job->share_threads > 0) cpu_raw_started_.erase(job->raw.index);  // not one thread's time
       return job;
     }
     if (auto o = std::find_if(offers_.begin(), offers_.end(),

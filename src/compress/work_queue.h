@@ -43,8 +43,9 @@ struct Job {
   // buffer a block, not a second for the result), or its MTF positions and the bytes in
   // use where the GPU moved it to front.
   std::optional<BwtResult> sorted;
-  // One of the last blocks, whose sort the stations left idle help with (run_together).
-  bool share_sort = false;
+  // One of the last blocks (or of an input of a few), whose sort the stations left idle
+  // help with (run_together): about this many threads a block still to sort. 0: alone.
+  int share_threads = 0;
   // What the BWT sorts, until sorted.
   std::span<const uint8_t> text() const { return raw.text(); }
 };
@@ -60,6 +61,11 @@ struct CodedBlock {
 
 class WorkQueue {
  public:
+  // From this many CPU stations started on, the blocks popped once fewer than a quarter
+  // of that are left to start are sorted together with the stations out of work. Sorted
+  // alone, a shared sort costs 1.2-1.4 times libdivsufsort's time (2-core Xeon VM), so two
+  // or three stations would gain nothing at the end of a run.
+  static constexpr int kShareMinStations = 4;
   // At most max_uncoded blocks read and not yet coded, and kCodedPerUncoded times as many
   // not yet written: a coded block is a quarter of a raw one or less, and a slow block at
   // the head (a CPU sorting one whole) must not stop the rest of the pipeline.
@@ -67,8 +73,11 @@ class WorkQueue {
   WorkQueue(size_t max_uncoded, int cpu_stations = 1)
       : max_uncoded_(max_uncoded), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
 
-  // Reader side. Blocks while the pipeline is full; false once aborted.
-  bool push_raw(Job job);
+  // Reader side. Blocks while the pipeline is full; false once aborted. `coming`: about how
+  // many blocks are still to come after this one (a file's unread part at the rate read so
+  // far), so that the last blocks of an input, or every block of a small one, can be
+  // shared before it closes.
+  bool push_raw(Job job, std::optional<uint64_t> coming = std::nullopt);
   void close_input(uint64_t total_blocks);
 
   // CPU stations: a block to prepare for a waiting GPU, then sorted work (it frees memory
@@ -77,11 +86,10 @@ class WorkQueue {
   // is closed and no work is left or still out at a GPU or a CPU: a station out of work
   // waits while others hold blocks, and runs the tasks of their shared sorts.
   std::optional<Job> pop_for_cpu();
-  // A CPU station starts taking work (the last blocks' sorts are shared where enough have:
-  // an input of a few blocks starts a station a block).
-  void cpu_station_started();
+  // A CPU station was started: the last blocks' sorts are shared where there are enough.
+  void cpu_station_added();
   // Runs body(0..tasks-1) on this station and on the CPU stations left without work, for
-  // a job popped with share_sort (bwt_shared_sort.h's RunTogether).
+  // a job popped with share_threads (bwt_shared_sort.h's RunTogether).
   void run_together(size_t tasks, const std::function<void(size_t)>& body);
   // A job popped with prepare_only, now prepared: it waits for a sorter.
   void prepared(Job job);
@@ -164,7 +172,7 @@ class WorkQueue {
   bool gpus_present() const { return gpus_active_ > 0 || gpu_opening_blocks_ > 0; }
   bool cpu_may_compress() const;
   bool cpus_done() const;
-  bool shares_sort() const;
+  int share_threads() const;
   bool gpu_batch_ready(size_t max) const;
   void notify_gpus();
   std::optional<Job> take_for_cpu();
@@ -178,7 +186,7 @@ class WorkQueue {
   size_t in_flight_ = 0;  // read, not yet taken by the writer
   size_t at_gpu_ = 0;
   size_t preparing_ = 0;  // out at CPUs to be prepared
-  int cpu_started_ = 0;   // CPU stations taking work
+  int cpu_started_ = 0;   // CPU stations started
   std::vector<Offer*> offers_;
   // input_: as read; ready_: prepared, for a sorter; sorted_: sorted by a GPU;
   // declined_: handed back unsorted by a GPU.
@@ -188,6 +196,7 @@ class WorkQueue {
   uint64_t writer_wants_ = 0;
   std::vector<ByteVector> spare_buffers_;
   bool input_closed_ = false;
+  std::optional<uint64_t> coming_;  // the reader's estimate while open
   uint64_t total_blocks_ = 0;
   std::exception_ptr error_;
 

@@ -22,8 +22,8 @@ using gpbzip2::corpus::generate;
 namespace {
 
 // Runs the tasks on the caller and `extra` threads started for each call.
-gpbzip2::RunTogether threads_team(int extra) {
-  return [extra](size_t tasks, const std::function<void(size_t)>& body) {
+gpbzip2::Team threads_team(int extra) {
+  const auto run = [extra](size_t tasks, const std::function<void(size_t)>& body) {
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i; (i = next.fetch_add(1)) < tasks;) body(i);
@@ -33,11 +33,12 @@ gpbzip2::RunTogether threads_team(int extra) {
     work();
     for (auto& h : helpers) h.join();
   };
+  return {run, extra + 1};
 }
 
 // The shared sort's order of t's rotations as the last column and origPtr, or nothing
 // where it gave up; the same through bwt_forward whatever it did.
-bool shared_matches_alone(const std::vector<uint8_t>& t, const gpbzip2::RunTogether& team) {
+bool shared_matches_alone(const std::vector<uint8_t>& t, const gpbzip2::Team& team) {
   const int32_t n = int32_t(t.size());
   gpbzip2::BwtWorkspace alone_ws, team_ws;
   const gpbzip2::BwtView alone = gpbzip2::bwt_forward(t.data(), n, alone_ws);
@@ -98,6 +99,22 @@ TEST_CASE("A shared rotation sort gives up on long repeats, and the block is sti
   REQUIRE_FALSE(shared_matches_alone(stretch, team));
 }
 
+TEST_CASE("A shared rotation sort takes on more repeats where more threads share it",
+          "[bwt][shared]") {
+  // A fifth of a text block in copies of 400-byte passages, as in a source tar: given up
+  // for three threads, sorted for eight (a hint: the same three run the tasks).
+  auto t = generate("text", 300000, 8);
+  std::mt19937 rng(3);
+  for (int copy = 0; copy < 150; copy++) {
+    const size_t from = 1000 * (rng() % 20), to = 400 * (rng() % 749);
+    std::copy(t.begin() + long(from), t.begin() + long(from + 400), t.begin() + long(to));
+  }
+  gpbzip2::Team team = threads_team(2);
+  REQUIRE_FALSE(shared_matches_alone(t, team));
+  team.threads = 8;
+  REQUIRE(shared_matches_alone(t, team));
+}
+
 TEST_CASE("A shared rotation sort of small blocks and small alphabets", "[bwt][shared]") {
   const auto team = threads_team(2);
   std::mt19937 rng(5);
@@ -133,10 +150,10 @@ TEST_CASE("Stations left without work run the tasks a sorting station offers", "
   job.raw.input_bytes = job.raw.rle_bytes = 1000;
   REQUIRE(q.push_raw(std::move(job)));
   q.close_input(1);
-  for (int i = 0; i < 4; i++) q.cpu_station_started();
+  for (int i = 0; i < 4; i++) q.cpu_station_added();
   auto mine = q.pop_for_cpu();
   REQUIRE(mine);
-  REQUIRE(mine->share_sort);  // the last block, three stations idle
+  REQUIRE(mine->share_threads == 4);  // the last block, three stations idle
   std::vector<std::thread> idle;
   std::atomic<int> left{0}, given_jobs{0};
   for (int i = 0; i < 3; i++)
@@ -181,4 +198,44 @@ TEST_CASE("Stations left without work run the tasks a sorting station offers", "
   for (auto& t : idle) t.join();
   REQUIRE(left == 3);
   REQUIRE(given_jobs == 0);
+}
+
+TEST_CASE("The blocks of a small file are shared from the first, before the input closes",
+          "[queue][shared]") {
+  gpbzip2::WorkQueue q(8, 8);
+  for (int i = 0; i < 8; i++) q.cpu_station_added();
+  auto push = [&](uint64_t index, uint64_t coming) {
+    gpbzip2::Job job;
+    job.raw.index = index;
+    job.raw.buffer.resize(1000);
+    job.raw.input_bytes = job.raw.rle_bytes = 1000;
+    REQUIRE(q.push_raw(std::move(job), coming));
+  };
+  auto deliver = [&](uint64_t index) {
+    gpbzip2::CodedBlock done;
+    done.index = index;
+    q.deliver(std::move(done));
+  };
+  // Two blocks in all: four stations a block.
+  push(0, 1);
+  auto first = q.pop_for_cpu();
+  REQUIRE(first);
+  REQUIRE(first->share_threads == 4);
+  push(1, 0);
+  auto second = q.pop_for_cpu();
+  REQUIRE(second);
+  REQUIRE(second->share_threads == 4);
+  deliver(0);
+  deliver(1);
+  // Two more known to come, then many: the second has too many behind it to be shared.
+  push(2, 1);
+  auto third = q.pop_for_cpu();
+  REQUIRE(third->share_threads == 4);
+  push(3, 10);
+  auto fourth = q.pop_for_cpu();
+  REQUIRE(fourth->share_threads == 0);
+  deliver(2);
+  deliver(3);
+  q.close_input(4);
+  REQUIRE_FALSE(q.pop_for_cpu());
 }

@@ -72,6 +72,9 @@ TEST_CASE("thread count does not change the output", "[oracle]") {
   o.threads = 16;
   o.gpu = gpbzip2::GpuMode::Off;
   REQUIRE(testing::gp_compress(four, o) == ref9);
+  // As a file: its size tells that every block's sort is shared, from the first.
+  o.input_size = four.size();
+  REQUIRE(testing::gp_compress(four, o) == ref9);
 }
 
 TEST_CASE("long runs with many threads: scouts search ahead of the reader", "[oracle]") {

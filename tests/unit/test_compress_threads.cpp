@@ -1,7 +1,7 @@
 // compress_stream starts only the threads an input can use: a one-block input (a small
-// file) is compressed by the calling thread, and no more stations start than there are
-// blocks. Threads are counted in /proc/self/status from the progress callback, which
-// runs after each block is written.
+// file) is compressed by the calling thread unless its sort is worth sharing, and from a
+// pipe no more stations start than there are blocks. Threads are counted in
+// /proc/self/status from the progress callback, which runs after each block is written.
 #include <catch2/catch.hpp>
 #include <sched.h>
 #include <unistd.h>
@@ -56,6 +56,12 @@ TEST_CASE("a one-block input is compressed by the calling thread alone", "[threa
     REQUIRE(w.called_back_on_caller);
     REQUIRE(w.most_extra_threads == 0);
   }
+}
+
+TEST_CASE("one large block is compressed by stations that share its sort", "[threads]") {
+  const auto block = gpbzip2::corpus::generate("text", 800000, 3);
+  REQUIRE_FALSE(compress_watching(block, 9, 16).called_back_on_caller);
+  REQUIRE(compress_watching(block, 9, 3).called_back_on_caller);  // too few to share
 }
 
 TEST_CASE("no more compute threads start than there are blocks", "[threads]") {
