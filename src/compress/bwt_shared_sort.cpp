@@ -31,15 +31,12 @@ constexpr int64_t kGiveUpPerByte = 4;
 // Nor does the sort start where more than this share of the block's positions begin a
 // repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and samba
 // parts, the tar's blocks of repeated files) took it 4-8 times libdivsufsort's time
-// against 1.3-2.1 times for blocks with under 2% (2-core Xeon VM). With 8 threads or more
-// for the block, up to the larger share: on an H100 host's cores, the tar's blocks with
-// 10-40% took 0.5-0.9 of libdivsufsort's time shared by 8 threads and 0.46-0.66 by 16, but
-// 0.76-1.3 by 4; silesia's blocks with 15-70% give up in the doubling and lose 10% either
-// way (session 24).
-constexpr double kMostRepeated = 0.1;
-constexpr double kMostRepeatedShared = 0.3;
-constexpr int kManyThreads = 8;
+// against 1.3-2.1 times for blocks with under 2% (2-core Xeon VM). Where more threads
+// share the block, more: on an H100 host's cores, the tar's blocks with 10-15% took 0.7-0.8
+// of libdivsufsort's time shared by 4 threads, those with 10-40% 0.4-0.9 by 8 or 16, where
+// silesia's with 15-70% give up in the doubling and lose 10% (session 24).
 constexpr int32_t kRepeatWindow = 72;
+double most_repeated(int threads) { return threads >= 8 ? 0.3 : threads >= 4 ? 0.15 : 0.1; }
 
 struct Group {
   int32_t start, size;
@@ -247,8 +244,7 @@ class HugeArray {
 bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   if (n <= 0) return true;
   const RunTogether& run = team.run;
-  const double most = team.threads >= kManyThreads ? kMostRepeatedShared : kMostRepeated;
-  if (repeated_share(w, n, run) > most) return false;
+  if (repeated_share(w, n, run) > most_repeated(team.threads)) return false;
   const HugeArray rank{size_t(n)}, key{size_t(n)};
 
   // Every rotation into the bucket of its first two bytes: counts per stretch, offsets.
