@@ -58,13 +58,16 @@ uint64_t word_at(const uint8_t* w, int32_t n, int32_t i) {
 double repeated_share(const uint8_t* w, int32_t n, const RunTogether& run) {
   if (n < 4 * kRepeatWindow) return 0;
   const int64_t starts = int64_t(n) - kRepeatWindow + 1;
+  const size_t slots = std::bit_ceil(size_t(n) / 8);
+  // A byte string sampled everywhere (a run's) could fill the table: half full is enough.
+  const size_t most = slots / 2;
   std::vector<std::vector<uint64_t>> sampled(kStretches);
   run(kStretches, [&](size_t s) {
     const int32_t from = int32_t(starts * int64_t(s) / kStretches);
     const int32_t to = int32_t(starts * int64_t(s + 1) / kStretches);
     std::vector<uint64_t>& out = sampled[s];
     out.reserve(size_t(to - from) / 16);
-    for (int32_t p = from; p < to; p++) {
+    for (int32_t p = from; p < to && out.size() < most; p++) {
       uint32_t x;
       std::memcpy(&x, w + p, 4);
       if ((x * 0x9E3779B1u) >> 27 != 0) continue;
@@ -78,10 +81,7 @@ double repeated_share(const uint8_t* w, int32_t n, const RunTogether& run) {
       out.push_back(h | 1);  // 0 marks an empty slot below
     }
   });
-  const size_t slots = std::bit_ceil(size_t(n) / 8);
   std::vector<uint64_t> seen(slots, 0);
-  // A byte string sampled everywhere (a run's) could fill the table: half full is enough.
-  const size_t most = slots / 2;
   size_t samples = 0, repeats = 0;
   for (const std::vector<uint64_t>& stretch : sampled)
     for (size_t j = 0; j < stretch.size() && samples < most; j++, samples++) {

@@ -11,7 +11,8 @@ namespace gpbzip2 {
 // threads join it; returns once all have finished.
 using RunTogether = std::function<void(size_t tasks, const std::function<void(size_t)>& body)>;
 
-// The threads that share a sort: `run` hands out its tasks, to about `threads` of them.
+// The threads that share a sort: `run` hands out its tasks; `threads`, about how many
+// will run them, only sets how many repeats the sort takes on.
 struct Team {
   RunTogether run;
   int threads = 1;

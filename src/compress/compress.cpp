@@ -65,9 +65,9 @@ int gpus_for(double sort_bytes) { return 1 + int(std::min(sort_bytes / kSortByte
 // silesia took 22 ms alone and 14 shared, a -9 block 83 and 27, but 100 kB 13 and 17.
 constexpr uint64_t kShareOneBytes = 200000;
 
-// An input of one block (a small file) is compressed by the calling thread, so that small
-// files compressed one after another (find -exec) pay for no thread starts and no
-// hand-offs between threads.
+// An input of one block (a small file) is compressed by the calling thread, unless its
+// sort is shared, so that small files compressed one after another (find -exec) pay for no
+// thread starts and no hand-offs between threads.
 CompressTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptions& opts) {
   StreamWriter writer(out, opts.level);
   CompressTotals totals;
@@ -119,10 +119,14 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   Job job;
   bool more = reader.next(job.raw);
   const int threads = compress_stations(opts);
+  // Sorts are shared by no more stations than there are cores: -n beyond them adds no
+  // helpers.
+  const int sharing = std::min(threads, default_thread_count());
+  const bool may_share = sharing >= WorkQueue::kShareMinStations;
   // GpuMode::On sorts on the GPU whatever the size; the stations share the sort of one
   // large block.
-  const bool share_one = threads >= WorkQueue::kShareMinStations && job.raw.rle_bytes >= kShareOneBytes;
-  if (reader.at_end() && opts.gpu != GpuMode::On && !share_one)
+  if (reader.at_end() && opts.gpu != GpuMode::On &&
+      !(may_share && job.raw.rle_bytes >= kShareOneBytes))
     return compress_alone(job, more, out, opts);
 
   // GpuMode::On must fail before any output: the writer waits for the GPU to open, the
@@ -170,7 +174,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   const bool auto_from_pipe = opts.gpu == GpuMode::Auto && opts.input_size == 0;
   const int expected = gpu_first || auto_from_pipe ? with_gpu : threads;
   // GPU stations raise the bounds by their batch capacity once found.
-  WorkQueue queue(size_t(2 * expected + 2), expected);
+  WorkQueue queue(size_t(2 * expected + 2), expected, sharing);
   GpuStations gpu;
   auto start_gpu = [&] {
     // From a pipe the reader reads alone, slower than one GPU sorts: one GPU.
@@ -197,19 +201,22 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
       queue.abort(std::current_exception());
     }
   });
-  // About how many blocks are still to come: a file's unread bytes at the rate of those
-  // read (its first run-length coding's).
-  auto blocks_coming = [&]() -> uint64_t {
-    if (reader.bytes_read() == 0) return 0;
-    const double unread = double(opts.input_size - std::min(opts.input_size, reader.bytes_read()));
+  // About how many blocks are still to come after the one read: none at the end of the
+  // input, else for a file its unread bytes at the rate of those read (their first
+  // run-length coding's); unknown from a pipe, or from a file grown past its size.
+  auto blocks_coming = [&]() -> std::optional<uint64_t> {
+    if (reader.at_end()) return 0;
+    if (reader.bytes_read() == 0 || reader.bytes_read() >= opts.input_size) return std::nullopt;
+    const double unread = double(opts.input_size - reader.bytes_read());
     const double rate = double(reader.rle_bytes_read()) / double(reader.bytes_read());
     return uint64_t(std::ceil(unread * rate / double(format::block_limit(opts.level))));
   };
   // A station starts with each block read until there are `threads` (with a GPU,
-  // `with_gpu`), all at once for a file of fewer blocks than that: they then share the
-  // blocks' sorts (work_queue.h). Where the system gives no more (an address-space limit
+  // `with_gpu`), all at once for an input of fewer blocks than that where they can share
+  // its sorts (work_queue.h). Where the system gives no more (an address-space limit
   // holds their stacks), those started go on alone.
-  const bool few_blocks = opts.input_size > 0 && 1 + blocks_coming() < uint64_t(threads);
+  const std::optional<uint64_t> after_first = blocks_coming();
+  const bool few_blocks = may_share && after_first && 1 + *after_first < uint64_t(threads);
   std::vector<std::thread> stations;
   bool more_stations = true;
   auto stations_wanted = [&] {
@@ -238,8 +245,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
         });
         if (more_stations) queue.cpu_station_added();
       }
-      const auto coming = opts.input_size > 0 ? std::optional(blocks_coming()) : std::nullopt;
-      if (!queue.push_raw(std::move(job), coming)) break;
+      if (!queue.push_raw(std::move(job), blocks_coming())) break;
       blocks++;
       if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
       // Beside an open GPU the reader is the limit: scouts search the regions for it.

@@ -104,12 +104,13 @@ void WorkQueue::cpu_station_added() {
 // For a block just taken: 0 unless it is shared, else the stations for each block still
 // to sort, those held by stations (this one included) and those left to start.
 int WorkQueue::share_threads() const {
-  if (cpu_started_ < kShareMinStations || !(input_closed_ || coming_)) return 0;
+  const int sharing = std::min(cpu_started_, cores_);
+  if (sharing < kShareMinStations || !(input_closed_ || coming_)) return 0;
   const uint64_t queued = input_.size() + ready_.size() + declined_.size();
   const uint64_t left = queued + (input_closed_ ? 0 : *coming_);
-  if (left >= uint64_t(cpu_started_ / 4)) return 0;
+  if (left >= uint64_t(sharing / 4)) return 0;
   const uint64_t held = uncoded_ - std::min(uncoded_, queued + sorted_.size() + at_gpu_);
-  return int(std::max<uint64_t>(1, uint64_t(cpu_started_) / std::max<uint64_t>(1, held + left)));
+  return int(std::max<uint64_t>(1, uint64_t(sharing) / std::max<uint64_t>(1, held + left)));
 }
 
 // A station out of work stays while others still hold jobs, to help with their sorts.

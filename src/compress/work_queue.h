@@ -19,6 +19,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -70,8 +71,10 @@ class WorkQueue {
   // not yet written: a coded block is a quarter of a raw one or less, and a slow block at
   // the head (a CPU sorting one whole) must not stop the rest of the pipeline.
   static constexpr size_t kCodedPerUncoded = 4;
-  WorkQueue(size_t max_uncoded, int cpu_stations = 1)
-      : max_uncoded_(max_uncoded), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1) {}
+  // `cores`: sorts are shared by no more CPU stations than that.
+  WorkQueue(size_t max_uncoded, int cpu_stations = 1, int cores = std::numeric_limits<int>::max())
+      : max_uncoded_(max_uncoded), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1),
+        cores_(cores) {}
 
   // Reader side. Blocks while the pipeline is full; false once aborted. `coming`: about how
   // many blocks are still to come after this one (a file's unread part at the rate read so
@@ -201,6 +204,7 @@ class WorkQueue {
   std::exception_ptr error_;
 
   int cpu_stations_;
+  int cores_;
   // A CPU thread's time per byte for a raw block (BWT and coding); a guess until timed.
   double cpu_sec_per_byte_ = 1.0 / 8e6;
   std::map<uint64_t, CpuStart> cpu_raw_started_;

@@ -230,9 +230,11 @@ TEST_CASE("The blocks of a small file are shared from the first, before the inpu
   // Two more known to come, then many: the second has too many behind it to be shared.
   push(2, 1);
   auto third = q.pop_for_cpu();
+  REQUIRE(third);
   REQUIRE(third->share_threads == 4);
   push(3, 10);
   auto fourth = q.pop_for_cpu();
+  REQUIRE(fourth);
   REQUIRE(fourth->share_threads == 0);
   deliver(2);
   deliver(3);
