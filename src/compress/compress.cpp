@@ -120,14 +120,18 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   bool more = reader.next(job.raw);
   const int threads = compress_stations(opts);
   // Sorts are shared by no more stations than there are cores: -n beyond them adds no
-  // helpers.
-  const int sharing = std::min(threads, default_thread_count());
-  const bool may_share = sharing >= WorkQueue::kShareMinStations;
+  // helpers. (Counting the cores reads cgroup files: not for every small file.)
+  auto sharing_stations = [&] {
+    const bool past_cores = opts.threads > 0 && threads >= WorkQueue::kShareMinStations;
+    return past_cores ? std::min(threads, default_thread_count()) : threads;
+  };
   // GpuMode::On sorts on the GPU whatever the size; the stations share the sort of one
   // large block.
   if (reader.at_end() && opts.gpu != GpuMode::On &&
-      !(may_share && job.raw.rle_bytes >= kShareOneBytes))
+      !(job.raw.rle_bytes >= kShareOneBytes && sharing_stations() >= WorkQueue::kShareMinStations))
     return compress_alone(job, more, out, opts);
+  const int sharing = sharing_stations();
+  const bool may_share = sharing >= WorkQueue::kShareMinStations;
 
   // GpuMode::On must fail before any output: the writer waits for the GPU to open, the
   // stations do not. Auto opens the GPU as soon as what it would
