@@ -204,12 +204,16 @@ TEST_CASE("The blocks of a small file are shared from the first, before the inpu
           "[queue][shared]") {
   gpbzip2::WorkQueue q(8, 8);
   for (int i = 0; i < 8; i++) q.cpu_station_added();
-  auto push = [&](uint64_t index, uint64_t coming) {
+  // A block pushed with `coming` behind it, taken at once: the threads it is shared by.
+  auto shared_by = [&](uint64_t index, uint64_t coming) {
     gpbzip2::Job job;
     job.raw.index = index;
     job.raw.buffer.resize(1000);
     job.raw.input_bytes = job.raw.rle_bytes = 1000;
     REQUIRE(q.push_raw(std::move(job), coming));
+    auto taken = q.pop_for_cpu();
+    REQUIRE(taken);
+    return taken->share_threads;
   };
   auto deliver = [&](uint64_t index) {
     gpbzip2::CodedBlock done;
@@ -217,25 +221,13 @@ TEST_CASE("The blocks of a small file are shared from the first, before the inpu
     q.deliver(std::move(done));
   };
   // Two blocks in all: four stations a block.
-  push(0, 1);
-  auto first = q.pop_for_cpu();
-  REQUIRE(first);
-  REQUIRE(first->share_threads == 4);
-  push(1, 0);
-  auto second = q.pop_for_cpu();
-  REQUIRE(second);
-  REQUIRE(second->share_threads == 4);
+  REQUIRE(shared_by(0, 1) == 4);
+  REQUIRE(shared_by(1, 0) == 4);
   deliver(0);
   deliver(1);
   // Two more known to come, then many: the second has too many behind it to be shared.
-  push(2, 1);
-  auto third = q.pop_for_cpu();
-  REQUIRE(third);
-  REQUIRE(third->share_threads == 4);
-  push(3, 10);
-  auto fourth = q.pop_for_cpu();
-  REQUIRE(fourth);
-  REQUIRE(fourth->share_threads == 0);
+  REQUIRE(shared_by(2, 1) == 4);
+  REQUIRE(shared_by(3, 10) == 0);
   deliver(2);
   deliver(3);
   q.close_input(4);
