@@ -216,9 +216,9 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     return uint64_t(std::ceil(unread * rate / double(format::block_limit(opts.level))));
   };
   // A station starts with each block read until there are `threads` (with a GPU,
-  // `with_gpu`), all at once for an input of fewer blocks than that where they can share
-  // its sorts (work_queue.h). Where the system gives no more (an address-space limit
-  // holds their stacks), those started go on alone.
+  // `with_gpu`); for an input of fewer blocks than that, where they can share its sorts
+  // (work_queue.h), as many as share them start at once. Where the system gives no more
+  // (an address-space limit holds their stacks), those started go on alone.
   const std::optional<uint64_t> after_first = blocks_coming();
   const bool few_blocks = may_share && after_first && 1 + *after_first < uint64_t(threads);
   std::vector<std::thread> stations;
@@ -241,8 +241,8 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   bool scouting = false;
   try {
     while (more) {
-      const size_t wanted =
-          few_blocks ? stations_wanted() : std::min<size_t>(blocks + 1, stations_wanted());
+      const uint64_t upto = few_blocks ? std::max<uint64_t>(blocks + 1, sharing) : blocks + 1;
+      const size_t wanted = std::min<size_t>(stations_wanted(), upto);
       while (more_stations && stations.size() < wanted) {
         more_stations = start_station_thread(stations, [&queue, perturb = opts.perturb] {
           run_cpu_station(queue, perturb);
