@@ -110,11 +110,12 @@ struct Keyed {
   bool operator<(const Keyed& o) const { return key < o.key; }
 };
 
-// A task's sorting scratch, kept by its thread.
-std::vector<Keyed>& keyed(size_t size) {
-  thread_local std::vector<Keyed> v;
+// A task's scratch for sorting `size` rotations, kept by its thread.
+template <class T>
+T* scratch(size_t size) {
+  thread_local std::vector<T> v;
   if (v.size() < size) v.resize(size);
-  return v;
+  return v.data();
 }
 
 // Most groups are a few rotations: an insertion sort of those took 1.5-4% less of the
@@ -146,16 +147,15 @@ void settle(Keyed* k, Group g, int32_t* sa, int32_t* rank, Equal equal) {
 // kOrderDepth: ranges of more than kSplitMin rotations by one byte (a counting sort), then
 // smaller ones 8 bytes at a time (a sort of words). Ranges still equal there are left
 // open; with part_max > 0, ranges of at most that many are handed to `parts` unordered
-// (the first pass cuts large buckets into tasks so). `spare` is an array like sa, for
-// the counting sorts. A range of more than kTaskSize rotations that one byte does not
+// (the first pass cuts large buckets into tasks so). A range of more than kTaskSize rotations that one byte does not
 // split is a long stretch of a short period (`ab` repeated over a third of a text block
 // took the sort 5 times libdivsufsort's time, as one task): it sets `hopeless` and the
 // sort gives up.
 constexpr int32_t kOrderDepth = 2 + kCompareBytes;
 constexpr int32_t kSplitMin = 256;
 void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int32_t* sa,
-                    int32_t* rank, int32_t* spare, std::vector<Group>& open,
-                    std::vector<Group>& parts, std::atomic<bool>& hopeless) {
+                    int32_t* rank, std::vector<Group>& open, std::vector<Group>& parts,
+                    std::atomic<bool>& hopeless) {
   std::vector<Group> todo{g};
   while (!todo.empty() && !hopeless.load(std::memory_order_relaxed)) {
     const Group t = todo.back();
@@ -178,13 +178,13 @@ void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int3
       if (t.size > int32_t(kTaskSize) && std::count(count + 1, count + 257, t.size) == 1)
         return hopeless.store(true, std::memory_order_relaxed);
       for (int c = 0; c < 256; c++) count[c + 1] += count[c];
-      int32_t* const tmp = spare + t.start;
+      int32_t* const tmp = scratch<int32_t>(size_t(t.size));
       for (int32_t j = 0; j < t.size; j++) tmp[count[next(x[j])]++] = x[j];
       std::copy(tmp, tmp + t.size, x);
       for (int32_t c = 0, from = 0; c < 256; from = count[c++])
         if (count[c] > from) todo.push_back({t.start + from, count[c] - from, t.depth + 1});
     } else {
-      Keyed* k = keyed(size_t(t.size)).data();
+      Keyed* k = scratch<Keyed>(size_t(t.size));
       for (int32_t j = 0; j < t.size; j++) {
         const int32_t x = sa[t.start + j], at = x + t.depth;
         k[j] = {word_at(w, n, at < n ? at : at - n), x};
@@ -245,7 +245,7 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   if (n <= 0) return true;
   const RunTogether& run = team.run;
   if (repeated_share(w, n, run) > most_repeated(team.threads)) return false;
-  const HugeArray rank{size_t(n)}, key{size_t(n)};
+  const HugeArray rank{size_t(n)};
 
   // Every rotation into the bucket of its first two bytes: counts per stretch, offsets.
   std::optional<HugeArray> counts(std::in_place, kStretches * kBuckets);
@@ -288,8 +288,8 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   run(open.size(), [&](size_t t) {
     for (size_t b = bucket_tasks[t]; b < bucket_tasks[t + 1]; b++)
       if (const int32_t start = bucket_start[b], size = bucket_start[b + 1] - start; size > 0)
-        order_by_bytes(w, n, {start, size, 2}, int32_t(kTaskSize / 4), sa, rank.get(), key.get(),
-                       open[t], cut[t], hopeless);
+        order_by_bytes(w, n, {start, size, 2}, int32_t(kTaskSize / 4), sa, rank.get(), open[t],
+                       cut[t], hopeless);
   });
   if (hopeless) return false;
   // ... then every part ordered by its bytes up to kOrderDepth.
@@ -302,8 +302,7 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
     run(tasks.size() - 1, [&](size_t t) {
       std::vector<Group> none;
       for (size_t g = tasks[t]; g < tasks[t + 1]; g++)
-        order_by_bytes(w, n, parts[g], 0, sa, rank.get(), key.get(), open[first + t], none,
-                       hopeless);
+        order_by_bytes(w, n, parts[g], 0, sa, rank.get(), open[first + t], none, hopeless);
     });
   }
   if (hopeless) return false;
@@ -324,20 +323,26 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
     const std::vector<size_t> tasks =
         task_bounds(groups.size(), [&](size_t g) { return groups[g].size; });
     open.resize(tasks.size() - 1);
-    // Every key is read before any rank changes: two passes.
+    // Every key is read before any rank changes: two passes, each task's keys kept aside
+    // in its groups' order.
+    std::vector<std::vector<int32_t>> keys(open.size());
     run(open.size(), [&](size_t t) {
+      size_t size = 0;
+      for (size_t g = tasks[t]; g < tasks[t + 1]; g++) size += size_t(groups[g].size);
+      keys[t].reserve(size);
       for (size_t g = tasks[t]; g < tasks[t + 1]; g++)
         for (int32_t j = groups[g].start, end = j + groups[g].size; j < end; j++) {
           const int32_t ahead = sa[j] + h;
-          key[j] = rank[ahead < n ? ahead : ahead - n];
+          keys[t].push_back(rank[ahead < n ? ahead : ahead - n]);
         }
     });
     run(open.size(), [&](size_t t) {
+      const int32_t* key = keys[t].data();
       for (size_t g = tasks[t]; g < tasks[t + 1]; g++) {
         const Group group = groups[g];
-        Keyed* k = keyed(size_t(group.size)).data();
+        Keyed* k = scratch<Keyed>(size_t(group.size));
         for (int32_t j = 0; j < group.size; j++)
-          k[j] = {uint64_t(uint32_t(key[group.start + j])), sa[group.start + j]};
+          k[j] = {uint64_t(uint32_t(*key++)), sa[group.start + j]};
         settle(k, group, sa, rank.get(), [&](int32_t start, int32_t size) {
           open[t].push_back({start, size, std::max(group.depth, 2 * h)});
         });
