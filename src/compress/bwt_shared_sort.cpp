@@ -28,8 +28,8 @@ constexpr int32_t kCompareBytes = 64;
 // The doubling gives up once its rounds have ranked this many times n rotations, or
 // where a group left open holds more than kTaskSize (a task of its own every round).
 constexpr int64_t kGiveUpPerByte = 4;
-// Nor does the sort start where more than this share of the block's positions begin a
-// repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and samba
+// Nor does the sort start where more than most_repeated(threads) of the block's positions
+// begin a repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and samba
 // parts, the tar's blocks of repeated files) took it 4-8 times libdivsufsort's time
 // against 1.3-2.1 times for blocks with under 2% (2-core Xeon VM). Where more threads
 // share the block, more: on an H100 host's cores, the tar's blocks with 10-15% took 0.7-0.8
@@ -147,10 +147,10 @@ void settle(Keyed* k, Group g, int32_t* sa, int32_t* rank, Equal equal) {
 // kOrderDepth: ranges of more than kSplitMin rotations by one byte (a counting sort), then
 // smaller ones 8 bytes at a time (a sort of words). Ranges still equal there are left
 // open; with part_max > 0, ranges of at most that many are handed to `parts` unordered
-// (the first pass cuts large buckets into tasks so). A range of more than kTaskSize rotations that one byte does not
-// split is a long stretch of a short period (`ab` repeated over a third of a text block
-// took the sort 5 times libdivsufsort's time, as one task): it sets `hopeless` and the
-// sort gives up.
+// (the first pass cuts large buckets into tasks so). A range of more than kTaskSize
+// rotations that one byte does not split is a long stretch of a short period (`ab`
+// repeated over a third of a text block took the sort 5 times libdivsufsort's time, as
+// one task): it sets `hopeless` and the sort gives up.
 constexpr int32_t kOrderDepth = 2 + kCompareBytes;
 constexpr int32_t kSplitMin = 256;
 void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int32_t* sa,

@@ -60,11 +60,6 @@ constexpr double kSortBytesPerGpu = 1e9;
 
 int gpus_for(double sort_bytes) { return 1 + int(std::min(sort_bytes / kSortBytesPerGpu, 64.0)); }
 
-// An input of one block with this much to sort goes to the stations, which share its sort
-// (work_queue.h) where there are enough of them. On an H100 host's 16 cores, 300 kB of
-// silesia took 22 ms alone and 14 shared, a -9 block 83 and 27, but 100 kB 13 and 17.
-constexpr uint64_t kShareOneBytes = 200000;
-
 // An input of one block (a small file) is compressed by the calling thread, unless its
 // sort is shared, so that small files compressed one after another (find -exec) pay for no
 // thread starts and no hand-offs between threads.
@@ -119,19 +114,18 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   Job job;
   bool more = reader.next(job.raw);
   const int threads = compress_stations(opts);
-  // Sorts are shared by no more stations than there are cores: -n beyond them adds no
-  // helpers. (Counting the cores reads cgroup files: not for every small file.)
-  auto sharing_stations = [&] {
-    const bool past_cores = opts.threads > 0 && threads >= WorkQueue::kShareMinStations;
-    return past_cores ? std::min(threads, default_thread_count()) : threads;
-  };
-  // GpuMode::On sorts on the GPU whatever the size; the stations share the sort of one
-  // large block.
-  if (reader.at_end() && opts.gpu != GpuMode::On &&
-      !(job.raw.rle_bytes >= kShareOneBytes && sharing_stations() >= WorkQueue::kShareMinStations))
+  // GpuMode::On sorts on the GPU whatever the size; one block large enough to share goes
+  // to the stations, if they can share it.
+  const bool one_block = reader.at_end() && opts.gpu != GpuMode::On;
+  if (one_block && job.raw.rle_bytes < WorkQueue::kShareMinBytes)
     return compress_alone(job, more, out, opts);
-  const int sharing = sharing_stations();
-  const bool may_share = sharing >= WorkQueue::kShareMinStations;
+  // The stations that count for sharing a sort: those on cores of their own, where -n asks
+  // for more. (Counting the cores reads cgroup files: not for every small file.)
+  const bool past_cores = opts.threads > 0 && threads >= WorkQueue::kShareMinStations;
+  const int sharing = past_cores ? std::min(threads, default_thread_count()) : threads;
+  const bool may_share = sharing >= WorkQueue::kShareMinStations &&
+                         uint64_t(format::block_limit(opts.level)) >= WorkQueue::kShareMinBytes;
+  if (one_block && !may_share) return compress_alone(job, more, out, opts);
 
   // GpuMode::On must fail before any output: the writer waits for the GPU to open, the
   // stations do not. Auto opens the GPU as soon as what it would
@@ -210,7 +204,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // run-length coding's); unknown from a pipe, or from a file grown past its size.
   auto blocks_coming = [&]() -> std::optional<uint64_t> {
     if (reader.at_end()) return 0;
-    if (reader.bytes_read() == 0 || reader.bytes_read() >= opts.input_size) return std::nullopt;
+    if (reader.bytes_read() == 0 || reader.bytes_read() > opts.input_size) return std::nullopt;
     const double unread = double(opts.input_size - reader.bytes_read());
     const double rate = double(reader.rle_bytes_read()) / double(reader.bytes_read());
     return uint64_t(std::ceil(unread * rate / double(format::block_limit(opts.level))));

@@ -103,9 +103,10 @@ void WorkQueue::cpu_station_added() {
 
 // For a block just taken: 0 unless it is shared, else the stations for each block still
 // to sort, those held by stations (this one included) and those left to start.
-int WorkQueue::share_threads() const {
-  const int sharing = std::min(cpu_started_, cores_);
-  if (sharing < kShareMinStations || !(input_closed_ || coming_)) return 0;
+int WorkQueue::share_threads(const Job& job) const {
+  const int sharing = std::min(cpu_started_, sharing_);
+  if (sharing < kShareMinStations || job.raw.rle_bytes < kShareMinBytes) return 0;
+  if (!(input_closed_ || coming_)) return 0;
   const uint64_t queued = input_.size() + ready_.size() + declined_.size();
   const uint64_t left = queued + (input_closed_ ? 0 : *coming_);
   if (left >= uint64_t(sharing / 4)) return 0;
@@ -119,7 +120,7 @@ std::optional<Job> WorkQueue::pop_for_cpu() {
   for (;;) {
     if (error_) return std::nullopt;
     if (auto job = take_for_cpu()) {
-      if (!job->prepare_only && !job->sorted) job->share_threads = share_threads();
+      if (!job->prepare_only && !job->sorted) job->share_threads = share_threads(*job);
       if (job->share_threads > 0) cpu_raw_started_.erase(job->raw.index);  // not one thread's time
       return job;
     }

@@ -62,19 +62,25 @@ struct CodedBlock {
 
 class WorkQueue {
  public:
-  // From this many CPU stations started on, the blocks popped once fewer than a quarter
-  // of that are left to start are sorted together with the stations out of work. Sorted
-  // alone, a shared sort costs 1.2-1.4 times libdivsufsort's time (2-core Xeon VM), so two
-  // or three stations would gain nothing at the end of a run.
+  // From this many CPU stations that can share a sort (those started, up to `sharing`
+  // below), the blocks popped once fewer than a quarter of that are left to start are
+  // sorted together with the stations out of work. Sorted alone, a shared sort costs
+  // 1.2-1.4 times libdivsufsort's time (2-core Xeon VM), so two or three stations would
+  // gain nothing at the end of a run.
   static constexpr int kShareMinStations = 4;
+  // Nor are blocks with less to sort shared: one of 300 kB took 22 ms alone and 14 shared
+  // on an H100 host's 16 cores, one of 100 kB 13 and 17 (session 24).
+  static constexpr uint64_t kShareMinBytes = 200000;
   // At most max_uncoded blocks read and not yet coded, and kCodedPerUncoded times as many
   // not yet written: a coded block is a quarter of a raw one or less, and a slow block at
   // the head (a CPU sorting one whole) must not stop the rest of the pipeline.
   static constexpr size_t kCodedPerUncoded = 4;
-  // `cores`: sorts are shared by no more CPU stations than that.
-  WorkQueue(size_t max_uncoded, int cpu_stations = 1, int cores = std::numeric_limits<int>::max())
+  // `sharing`: the most CPU stations that count for sharing a sort, those on cores of
+  // their own (the rule above, the threads a block is told); more may still help.
+  WorkQueue(size_t max_uncoded, int cpu_stations = 1,
+            int sharing = std::numeric_limits<int>::max())
       : max_uncoded_(max_uncoded), cpu_stations_(cpu_stations > 0 ? cpu_stations : 1),
-        cores_(cores) {}
+        sharing_(sharing) {}
 
   // Reader side. Blocks while the pipeline is full; false once aborted. `coming`: about how
   // many blocks are still to come after this one (a file's unread part at the rate read so
@@ -175,7 +181,7 @@ class WorkQueue {
   bool gpus_present() const { return gpus_active_ > 0 || gpu_opening_blocks_ > 0; }
   bool cpu_may_compress() const;
   bool cpus_done() const;
-  int share_threads() const;
+  int share_threads(const Job& job) const;
   bool gpu_batch_ready(size_t max) const;
   void notify_gpus();
   std::optional<Job> take_for_cpu();
@@ -204,7 +210,7 @@ class WorkQueue {
   std::exception_ptr error_;
 
   int cpu_stations_;
-  int cores_;
+  int sharing_;
   // A CPU thread's time per byte for a raw block (BWT and coding); a guess until timed.
   double cpu_sec_per_byte_ = 1.0 / 8e6;
   std::map<uint64_t, CpuStart> cpu_raw_started_;

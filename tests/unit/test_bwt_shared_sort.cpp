@@ -101,18 +101,28 @@ TEST_CASE("A shared rotation sort gives up on long repeats, and the block is sti
 
 TEST_CASE("A shared rotation sort takes on more repeats where more threads share it",
           "[bwt][shared]") {
-  // A fifth of a text block in copies of 400-byte passages, as in a source tar: given up
-  // for three threads, sorted for eight (a hint: the same three run the tasks).
-  auto t = generate("text", 300000, 8);
-  std::mt19937 rng(3);
-  for (int copy = 0; copy < 150; copy++) {
-    const size_t from = 1000 * (rng() % 20), to = 400 * (rng() % 749);
-    std::copy(t.begin() + long(from), t.begin() + long(from + 400), t.begin() + long(to));
-  }
+  // A text block with copies of 400-byte passages, as in a source tar (a hint: the same
+  // three threads run the tasks whatever the team says).
+  auto with_copies = [](int copies) {
+    auto t = generate("text", 300000, 8);
+    std::mt19937 rng(3);
+    for (int copy = 0; copy < copies; copy++) {
+      const size_t from = 1000 * (rng() % 20), to = 400 * (rng() % 749);
+      std::copy(t.begin() + long(from), t.begin() + long(from + 400), t.begin() + long(to));
+    }
+    return t;
+  };
   gpbzip2::Team team = threads_team(2);
-  REQUIRE_FALSE(shared_matches_alone(t, team));
+  // 120 copies: given up for three threads, sorted for four.
+  const auto some = with_copies(120);
+  REQUIRE_FALSE(shared_matches_alone(some, team));
+  team.threads = 4;
+  REQUIRE(shared_matches_alone(some, team));
+  // 250: given up for four, sorted for eight.
+  const auto more = with_copies(250);
+  REQUIRE_FALSE(shared_matches_alone(more, team));
   team.threads = 8;
-  REQUIRE(shared_matches_alone(t, team));
+  REQUIRE(shared_matches_alone(more, team));
 }
 
 TEST_CASE("A shared rotation sort of small blocks and small alphabets", "[bwt][shared]") {
@@ -146,8 +156,7 @@ TEST_CASE("Stations left without work run the tasks a sorting station offers", "
   gpbzip2::WorkQueue q(4, 4);
   gpbzip2::Job job;
   job.raw.index = 0;
-  job.raw.buffer.resize(1000);
-  job.raw.input_bytes = job.raw.rle_bytes = 1000;
+  job.raw.input_bytes = job.raw.rle_bytes = gpbzip2::WorkQueue::kShareMinBytes;
   REQUIRE(q.push_raw(std::move(job)));
   q.close_input(1);
   for (int i = 0; i < 4; i++) q.cpu_station_added();
@@ -205,11 +214,11 @@ TEST_CASE("The blocks of a small file are shared from the first, before the inpu
   gpbzip2::WorkQueue q(8, 8);
   for (int i = 0; i < 8; i++) q.cpu_station_added();
   // A block pushed with `coming` behind it, taken at once: the threads it is shared by.
-  auto shared_by = [&](uint64_t index, uint64_t coming) {
+  auto shared_by = [&](uint64_t index, uint64_t coming,
+                       uint64_t bytes = gpbzip2::WorkQueue::kShareMinBytes) {
     gpbzip2::Job job;
     job.raw.index = index;
-    job.raw.buffer.resize(1000);
-    job.raw.input_bytes = job.raw.rle_bytes = 1000;
+    job.raw.input_bytes = job.raw.rle_bytes = bytes;
     REQUIRE(q.push_raw(std::move(job), coming));
     auto taken = q.pop_for_cpu();
     REQUIRE(taken);
@@ -230,6 +239,24 @@ TEST_CASE("The blocks of a small file are shared from the first, before the inpu
   REQUIRE(shared_by(3, 10) == 0);
   deliver(2);
   deliver(3);
-  q.close_input(4);
+  // The last, but with too little to sort.
+  REQUIRE(shared_by(4, 0, gpbzip2::WorkQueue::kShareMinBytes - 1) == 0);
+  deliver(4);
+  q.close_input(5);
+  REQUIRE_FALSE(q.pop_for_cpu());
+}
+
+TEST_CASE("Stations beyond the cores do not count for sharing a sort", "[queue][shared]") {
+  gpbzip2::WorkQueue q(8, 8, 3);  // eight stations on three cores
+  for (int i = 0; i < 8; i++) q.cpu_station_added();
+  gpbzip2::Job job;
+  job.raw.input_bytes = job.raw.rle_bytes = gpbzip2::WorkQueue::kShareMinBytes;
+  REQUIRE(q.push_raw(std::move(job), 0));
+  auto taken = q.pop_for_cpu();
+  REQUIRE(taken);
+  REQUIRE(taken->share_threads == 0);
+  gpbzip2::CodedBlock done;
+  q.deliver(std::move(done));
+  q.close_input(1);
   REQUIRE_FALSE(q.pop_for_cpu());
 }
