@@ -29,12 +29,12 @@ constexpr int32_t kCompareBytes = 64;
 // where a group left open holds more than kTaskSize (a task of its own every round).
 constexpr int64_t kGiveUpPerByte = 4;
 // Nor does the sort start where more than most_repeated(threads) of the block's positions
-// begin a repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and samba
-// parts, the tar's blocks of repeated files) took it 4-8 times libdivsufsort's time
+// begin a repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and
+// samba parts, the tar's blocks of repeated files) took it 4-8 times libdivsufsort's time
 // against 1.3-2.1 times for blocks with under 2% (2-core Xeon VM). Where more threads
-// share the block, more: on an H100 host's cores, the tar's blocks with 10-15% took 0.7-0.8
-// of libdivsufsort's time shared by 4 threads, those with 10-40% 0.4-0.9 by 8 or 16, where
-// silesia's with 15-70% give up in the doubling and lose 10% (session 24).
+// share the block, more: on an H100 host's cores, the tar's blocks with 10-15% took
+// 0.7-0.8 of libdivsufsort's time shared by 4 threads, those with 10-40% 0.4-0.9 by 8 or
+// 16, where silesia's with 15-70% give up in the doubling and lose 10% (session 24).
 constexpr int32_t kRepeatWindow = 72;
 double most_repeated(int threads) { return threads >= 8 ? 0.3 : threads >= 4 ? 0.15 : 0.1; }
 
@@ -229,7 +229,8 @@ std::vector<Group> joined(std::vector<std::vector<Group>>& lists) {
 class HugeArray {
  public:
   explicit HugeArray(size_t elements)
-      : bytes_(elements * sizeof(int32_t)), p_(static_cast<int32_t*>(allocate_huge_pages(bytes_))) {}
+      : bytes_(elements * sizeof(int32_t)),
+        p_(static_cast<int32_t*>(allocate_huge_pages(bytes_))) {}
   ~HugeArray() { free_huge_pages(p_, bytes_); }
   HugeArray(const HugeArray&) = delete;
   HugeArray& operator=(const HugeArray&) = delete;

@@ -1,5 +1,6 @@
-// One block's rotation sort shared between threads: for the last blocks of an input,
-// which would otherwise leave the other stations idle while one thread sorts each.
+// One block's rotation sort shared between threads: for the last blocks of an input and
+// the blocks of a small one, which would otherwise leave the other stations idle while
+// one thread sorts each.
 #pragma once
 #include <cstddef>
 #include <cstdint>
