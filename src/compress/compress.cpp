@@ -1,6 +1,7 @@
 // Compression pipeline: reader -> work queue -> stations -> ordered writer.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <thread>
 
 #include "block_reader.h"
@@ -166,10 +167,42 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   };
   note_block(job.raw);
   const bool gpu_first = opts.gpu == GpuMode::On || (opts.gpu == GpuMode::Auto && gpu_worth_it());
+  // Blocks read and not yet pushed, the next to push first.
+  std::deque<Job> read;
+  if (more) read.push_back(std::move(job));
+  // Reads blocks into `spare()` buffers until `upto` are held or the input ends.
+  auto read_more = [&](size_t upto, auto spare) {
+    while (read.size() < upto && !reader.at_end()) {
+      Job next;
+      next.raw.buffer = spare();
+      if (!reader.next(next.raw)) break;
+      note_block(next.raw);
+      read.push_back(std::move(next));
+    }
+  };
+  // From a pipe, where blocks can be shared, the reader reads the first few before pushing
+  // any: an input of no more than the queue shares from its first block is then known
+  // whole when that is taken, and shared as a small file's is. Beyond that one block at a
+  // time, as from a file.
+  if (opts.input_size == 0 && may_share && !gpu_first)
+    read_more(size_t(WorkQueue::share_below(sharing)), [] { return ByteVector(); });
+  // About how many blocks are still to come after the next pushed: those read behind it,
+  // and at the end of the input no more; else for a file its unread bytes at the rate of
+  // those read (their first run-length coding's); unknown from a pipe, or from a file
+  // grown past its size.
+  auto blocks_coming = [&]() -> std::optional<uint64_t> {
+    const uint64_t behind = read.empty() ? 0 : read.size() - 1;
+    if (reader.at_end()) return behind;
+    if (reader.bytes_read() == 0 || reader.bytes_read() > opts.input_size) return std::nullopt;
+    const double unread = double(opts.input_size - reader.bytes_read());
+    const double rate = double(reader.rle_bytes_read()) / double(reader.bytes_read());
+    return behind + uint64_t(std::ceil(unread * rate / double(format::block_limit(opts.level))));
+  };
   // Fewer CPU stations beside a GPU, unless none is found (or all fail). From a pipe the
-  // GPU opens only after some reading: until auto has decided, those are all that start.
+  // GPU opens only after some reading: until auto has decided, those are all that start
+  // (an input read whole by now is decided, as a file is).
   const int with_gpu = built_with_cuda() ? stations_beside_gpu(opts, threads) : threads;
-  const bool auto_from_pipe = opts.gpu == GpuMode::Auto && opts.input_size == 0;
+  const bool auto_from_pipe = opts.gpu == GpuMode::Auto && opts.input_size == 0 && !reader.at_end();
   const int expected = gpu_first || auto_from_pipe ? with_gpu : threads;
   // GPU stations raise the bounds by their batch capacity once found.
   WorkQueue queue(size_t(2 * expected + 2), expected, sharing);
@@ -199,16 +232,6 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
       queue.abort(std::current_exception());
     }
   });
-  // About how many blocks are still to come after the one read: none at the end of the
-  // input, else for a file its unread bytes at the rate of those read (their first
-  // run-length coding's); unknown from a pipe, or from a file grown past its size.
-  auto blocks_coming = [&]() -> std::optional<uint64_t> {
-    if (reader.at_end()) return 0;
-    if (reader.bytes_read() == 0 || reader.bytes_read() > opts.input_size) return std::nullopt;
-    const double unread = double(opts.input_size - reader.bytes_read());
-    const double rate = double(reader.rle_bytes_read()) / double(reader.bytes_read());
-    return uint64_t(std::ceil(unread * rate / double(format::block_limit(opts.level))));
-  };
   // A station starts with each block read until there are `threads` (with a GPU,
   // `with_gpu`); for an input of fewer blocks than that, where they can share its sorts
   // (work_queue.h), as many as share them start at once. Where the system gives no more
@@ -234,7 +257,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   uint64_t blocks = 0;
   bool scouting = false;
   try {
-    while (more) {
+    while (!read.empty()) {
       const uint64_t upto = few_blocks ? std::max<uint64_t>(blocks + 1, sharing) : blocks + 1;
       const size_t wanted = std::min<size_t>(stations_wanted(), upto);
       while (more_stations && stations.size() < wanted) {
@@ -243,7 +266,9 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
         });
         if (more_stations) queue.cpu_station_added();
       }
-      if (!queue.push_raw(std::move(job), blocks_coming())) break;
+      const std::optional<uint64_t> coming = blocks_coming();
+      if (!queue.push_raw(std::move(read.front()), coming)) break;
+      read.pop_front();
       blocks++;
       if (!gpu_started && opts.gpu == GpuMode::Auto && gpu_worth_it()) start_gpu();
       // Beside an open GPU the reader is the limit: scouts search the regions for it.
@@ -255,10 +280,7 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
         reader.start_scouts(kRunScouts);
         scouting = true;
       }
-      job = Job();
-      job.raw.buffer = queue.spare_buffer();
-      more = reader.next(job.raw);
-      if (more) note_block(job.raw);
+      read_more(1, [&] { return queue.spare_buffer(); });
     }
   } catch (...) {
     queue.abort(std::current_exception());

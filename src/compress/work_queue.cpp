@@ -109,7 +109,7 @@ int WorkQueue::share_threads(const Job& job) const {
   if (!(input_closed_ || coming_)) return 0;
   const uint64_t queued = input_.size() + ready_.size() + declined_.size();
   const uint64_t left = queued + (input_closed_ ? 0 : *coming_);
-  if (left >= uint64_t(sharing / 4)) return 0;
+  if (left >= share_below(sharing)) return 0;
   const uint64_t held = uncoded_ - std::min(uncoded_, queued + sorted_.size() + at_gpu_);
   return int(std::max<uint64_t>(1, uint64_t(sharing) / std::max<uint64_t>(1, held + left)));
 }

@@ -68,6 +68,9 @@ class WorkQueue {
   // 1.2-1.4 times libdivsufsort's time (2-core Xeon VM), so two or three stations would
   // gain nothing at the end of a run.
   static constexpr int kShareMinStations = 4;
+  // Blocks are shared where fewer than this many are left to start (blocks queued and the
+  // reader's `coming`), among `sharing` stations.
+  static uint64_t share_below(int sharing) { return uint64_t(sharing / 4); }
   // Nor are blocks with less to sort shared: one of 300 kB took 22 ms alone and 14 shared
   // on an H100 host's 16 cores, one of 100 kB 13 and 17 (session 24).
   static constexpr uint64_t kShareMinBytes = 200000;

@@ -7,8 +7,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -46,6 +50,68 @@ Watched compress_watching(const std::vector<uint8_t>& in, int level, int threads
   return w;
 }
 
+// A pipe that gives its bytes from `gate` on (its end included) only once opened, or once
+// `wait` has passed (noted).
+class GatedPipe final : public gpbzip2::Source {
+ public:
+  GatedPipe(const std::vector<uint8_t>& data, size_t gate, std::chrono::milliseconds wait)
+      : data_(data), gate_(gate), wait_(wait) {}
+  size_t read(uint8_t* buf, size_t n) override {
+    if (pos_ >= gate_) {
+      std::unique_lock lk(mu_);
+      if (!cv_.wait_for(lk, wait_, [&] { return opened_; })) waited_out = true;
+    }
+    n = std::min(n, (pos_ < gate_ ? std::min(gate_, data_.size()) : data_.size()) - pos_);
+    std::copy_n(data_.data() + pos_, n, buf);
+    pos_ += n;
+    if (pos_ == data_.size()) all_read = true;
+    return n;
+  }
+  void open() {
+    std::lock_guard lk(mu_);
+    opened_ = true;
+    cv_.notify_all();
+  }
+  std::atomic<bool> all_read = false;
+  bool waited_out = false;
+
+ private:
+  const std::vector<uint8_t>& data_;
+  size_t gate_, pos_ = 0;
+  std::chrono::milliseconds wait_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool opened_ = false;
+};
+
+struct Gated {
+  std::vector<uint8_t> out;
+  bool first_after_all = false;  // the whole input was read when the first block was written
+  bool waited_out = false;
+};
+
+// Compressed from a GatedPipe at -level with 16 threads; the first block written opens it.
+Gated compress_gated(const std::vector<uint8_t>& in, int level, size_t gate,
+                     std::chrono::milliseconds wait) {
+  GatedPipe pipe(in, gate, wait);
+  gpbzip2::VectorSink sink;
+  gpbzip2::CompressOptions o;
+  o.level = level;
+  o.threads = 16;
+  o.gpu = gpbzip2::GpuMode::Off;
+  Gated g;
+  bool called = false;
+  o.progress = [&](uint64_t, uint64_t) {
+    if (!called) g.first_after_all = pipe.all_read;
+    called = true;
+    pipe.open();
+  };
+  gpbzip2::compress_stream(pipe, sink, o);
+  g.out = std::move(sink.data);
+  g.waited_out = pipe.waited_out;
+  return g;
+}
+
 }  // namespace
 
 TEST_CASE("a one-block input is compressed by the calling thread alone", "[threads]") {
@@ -65,6 +131,28 @@ TEST_CASE("one large block is compressed by stations that share its sort, given 
   const bool cores = gpbzip2::default_thread_count() >= 4;
   REQUIRE(compress_watching(block, 9, 16).called_back_on_caller == !cores);
   REQUIRE(compress_watching(block, 9, 3).called_back_on_caller);
+}
+
+TEST_CASE("a small input from a pipe is read whole before its first block is taken, given cores",
+          "[threads]") {
+  // Sixteen stations on 8 cores or more share the sorts of an input of two blocks from the
+  // first (a quarter of the stations): the reader waits for the second block (the pipe
+  // holds it back 300 ms) before handing out either, where it would otherwise have
+  // written the first by then.
+  const auto in = gpbzip2::corpus::generate("text", 1'500'000, 5);
+  const Gated g = compress_gated(in, 9, 1'000'000, std::chrono::milliseconds(300));
+  REQUIRE(g.out == testing::bzip2_reference(in, 9));
+  if (gpbzip2::default_thread_count() >= 8) REQUIRE(g.first_after_all);
+}
+
+TEST_CASE("a large input from a pipe is not held back to be read whole", "[threads]") {
+  // Twelve blocks at -3, the pipe closed past the sixth until the first is written: the
+  // reader reads no more than a few blocks ahead of the stations, whatever the cores.
+  const size_t limit = size_t(gpbzip2::format::block_limit(3));
+  const auto in = gpbzip2::corpus::generate("text", 12 * limit, 6);
+  const Gated g = compress_gated(in, 3, 6 * limit, std::chrono::seconds(10));
+  REQUIRE(g.out == testing::bzip2_reference(in, 3));
+  REQUIRE_FALSE(g.waited_out);
 }
 
 TEST_CASE("no more compute threads start than there are blocks", "[threads]") {
