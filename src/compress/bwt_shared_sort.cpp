@@ -17,16 +17,26 @@ namespace {
 
 // Positions are counted into the buckets of their first two bytes in this many stretches,
 // each with its own counts, so that the counting and the scattering are tasks too.
-constexpr size_t kStretches = 8;
+constexpr size_t kStretches = 16;
 constexpr size_t kBuckets = 65536;
-// About the rotations a task takes: small enough that threads joining late find work.
-constexpr size_t kTaskSize = 16384;
+// Ranges of buckets whose offsets are found in a task each.
+constexpr size_t kRanges = 64;
+// A pass is cut into about this many tasks a thread, of at least kLeastTask rotations:
+// enough that threads joining late find work and the tasks of a pass end together, few
+// enough that the tasks cost little more than the work. The sort alone on an H100 host's
+// 16 threads (tasks of 1,700 rotations), blocks of the tar: 10-15 ms against 14-19 with
+// 16,384 (and 8 stretches), of silesia 7.5-8.4 against 9-10; on 4 threads, tasks of 2,048
+// took 4-10% longer than of 16,384 (session 25).
+constexpr size_t kTasksPerThread = 32;
+constexpr size_t kLeastTask = 1024;
+// Groups of more rotations than this are a long repeat: one task's work in every round.
+constexpr int32_t kLargestGroup = 16384;
 // Past their first bytes, rotations are sorted by their bytes, 8 at a time, up to this
 // many: most runs of equal prefixes in text part within a few bytes, where a round of
 // doubling costs a random access per rotation however few bytes it decides.
 constexpr int32_t kCompareBytes = 64;
 // The doubling gives up once its rounds have ranked this many times n rotations, or
-// where a group left open holds more than kTaskSize (a task of its own every round).
+// where a group left open holds more than kLargestGroup.
 constexpr int64_t kGiveUpPerByte = 4;
 // Nor does the sort start where more than most_repeated(threads) of the block's positions
 // begin a repeat of kRepeatWindow bytes: sorted alone, such blocks (silesia's nci, xml and
@@ -147,7 +157,7 @@ void settle(Keyed* k, Group g, int32_t* sa, int32_t* rank, Equal equal) {
 // kOrderDepth: ranges of more than kSplitMin rotations by one byte (a counting sort), then
 // smaller ones 8 bytes at a time (a sort of words). Ranges still equal there are left
 // open; with part_max > 0, ranges of at most that many are handed to `parts` unordered
-// (the first pass cuts large buckets into tasks so). A range of more than kTaskSize
+// (the first pass cuts large buckets into tasks so). A range of more than kLargestGroup
 // rotations that one byte does not split is a long stretch of a short period (`ab`
 // repeated over a third of a text block took the sort 5 times libdivsufsort's time, as
 // one task): it sets `hopeless` and the sort gives up.
@@ -175,7 +185,7 @@ void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int3
       };
       int32_t* const x = sa + t.start;
       for (int32_t j = 0; j < t.size; j++) count[next(x[j]) + 1]++;
-      if (t.size > int32_t(kTaskSize) && std::count(count + 1, count + 257, t.size) == 1)
+      if (t.size > kLargestGroup && std::count(count + 1, count + 257, t.size) == 1)
         return hopeless.store(true, std::memory_order_relaxed);
       for (int c = 0; c < 256; c++) count[c + 1] += count[c];
       int32_t* const tmp = scratch<int32_t>(size_t(t.size));
@@ -196,14 +206,14 @@ void order_by_bytes(const uint8_t* w, int32_t n, Group g, int32_t part_max, int3
   }
 }
 
-// Cuts [0, count) into ranges of about kTaskSize rotations, sizes given by size_of(i).
+// Cuts [0, count) into ranges of about task_size rotations, sizes given by size_of(i).
 template <class SizeOf>
-std::vector<size_t> task_bounds(size_t count, SizeOf size_of) {
+std::vector<size_t> task_bounds(size_t count, size_t task_size, SizeOf size_of) {
   std::vector<size_t> bounds{0};
   size_t acc = 0;
   for (size_t i = 0; i < count; i++) {
     acc += size_t(size_of(i));
-    if (acc >= kTaskSize) {
+    if (acc >= task_size) {
       bounds.push_back(i + 1);
       acc = 0;
     }
@@ -246,6 +256,8 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   if (n <= 0) return true;
   const RunTogether& run = team.run;
   if (repeated_share(w, n, run) > most_repeated(team.threads)) return false;
+  const size_t threads = size_t(std::max(1, team.threads));
+  const size_t task_size = std::max(kLeastTask, size_t(n) / (threads * kTasksPerThread));
   const HugeArray rank{size_t(n)};
 
   // Every rotation into the bucket of its first two bytes: counts per stretch, offsets.
@@ -261,18 +273,31 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
     const auto [from, to] = stretch(s);
     for (int32_t i = from; i < to; i++) c[pair_at(i)]++;
   });
-  std::vector<int32_t> bucket_start(kBuckets + 1);
-  int32_t at = 0;
-  for (size_t b = 0; b < kBuckets; b++) {
-    bucket_start[b] = at;
-    for (size_t s = 0; s < kStretches; s++) {
-      int32_t& c = (*counts)[s * kBuckets + b];
-      const int32_t size = c;
-      c = at;
-      at += size;
+  // Each stretch's offset in each bucket: the buckets' sizes summed in ranges, the ranges'
+  // starts in order, then the offsets within each range.
+  std::vector<int32_t> bucket_start(kBuckets + 1), range_start(kRanges + 1, 0);
+  constexpr size_t kRangeBuckets = kBuckets / kRanges;
+  run(kRanges, [&](size_t r) {
+    int32_t size = 0;
+    for (size_t s = 0; s < kStretches; s++)
+      for (size_t b = r * kRangeBuckets; b < (r + 1) * kRangeBuckets; b++)
+        size += (*counts)[s * kBuckets + b];
+    range_start[r + 1] = size;
+  });
+  for (size_t r = 0; r < kRanges; r++) range_start[r + 1] += range_start[r];
+  run(kRanges, [&](size_t r) {
+    int32_t at = range_start[r];
+    for (size_t b = r * kRangeBuckets; b < (r + 1) * kRangeBuckets; b++) {
+      bucket_start[b] = at;
+      for (size_t s = 0; s < kStretches; s++) {
+        int32_t& c = (*counts)[s * kBuckets + b];
+        const int32_t size = c;
+        c = at;
+        at += size;
+      }
     }
-  }
-  bucket_start[kBuckets] = at;
+  });
+  bucket_start[kBuckets] = n;
   run(kStretches, [&](size_t s) {
     int32_t* c = counts->get() + s * kBuckets;
     const auto [from, to] = stretch(s);
@@ -280,16 +305,17 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   });
   counts.reset();
 
-  // The buckets cut into parts of at most kTaskSize / 4 rotations (the larger ones by
+  // The buckets cut into parts of at most kLargestGroup / 4 rotations (the larger ones by
   // their next bytes)...
   const std::vector<size_t> bucket_tasks =
-      task_bounds(kBuckets, [&](size_t b) { return bucket_start[b + 1] - bucket_start[b]; });
+      task_bounds(kBuckets, task_size,
+                  [&](size_t b) { return bucket_start[b + 1] - bucket_start[b]; });
   std::vector<std::vector<Group>> open(bucket_tasks.size() - 1), cut(open.size());
   std::atomic<bool> hopeless{false};
   run(open.size(), [&](size_t t) {
     for (size_t b = bucket_tasks[t]; b < bucket_tasks[t + 1]; b++)
       if (const int32_t start = bucket_start[b], size = bucket_start[b + 1] - start; size > 0)
-        order_by_bytes(w, n, {start, size, 2}, int32_t(kTaskSize / 4), sa, rank.get(), open[t],
+        order_by_bytes(w, n, {start, size, 2}, kLargestGroup / 4, sa, rank.get(), open[t],
                        cut[t], hopeless);
   });
   if (hopeless) return false;
@@ -297,7 +323,7 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   {
     const std::vector<Group> parts = joined(cut);
     const std::vector<size_t> tasks =
-        task_bounds(parts.size(), [&](size_t g) { return parts[g].size; });
+        task_bounds(parts.size(), task_size, [&](size_t g) { return parts[g].size; });
     open.resize(open.size() + tasks.size() - 1);
     const size_t first = open.size() - (tasks.size() - 1);
     run(tasks.size() - 1, [&](size_t t) {
@@ -317,12 +343,12 @@ bool sort_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team& team) {
   for (; !groups.empty(); h *= 2) {
     for (const Group& g : groups) {
       ranked += g.size;
-      if (g.size > int32_t(kTaskSize)) return false;  // one task a round: a long repeat
+      if (g.size > kLargestGroup) return false;  // a long repeat
     }
     if (ranked > kGiveUpPerByte * int64_t(n)) return false;
     if (h >= n) throw Error(ErrorKind::Internal, "BWT: equal rotations in a non-periodic block");
     const std::vector<size_t> tasks =
-        task_bounds(groups.size(), [&](size_t g) { return groups[g].size; });
+        task_bounds(groups.size(), task_size, [&](size_t g) { return groups[g].size; });
     open.resize(tasks.size() - 1);
     // Every key is read before any rank changes: two passes, each task's keys kept aside
     // in its groups' order.
