@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -353,6 +354,166 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t
   return move_to_front<MtfList>(last, n, in_use, out);
 }
 
+// A shared block's move to front is cut into stretches that each start where the byte
+// changes, so that no zero run crosses two; a first pass finds each stretch's symbol
+// count and where each byte's last run begins in it, which gives the bytes in use and the
+// MTF list as it stands where each stretch starts (the bytes seen, latest first, then the
+// rest as the list began); a second codes every stretch from its list at once. The
+// symbols are move_to_front's.
+constexpr int32_t kLeastStretch = 16384;
+
+struct Stretch {
+  int32_t begin = 0, end = 0;
+  int32_t symbols = 0;       // zero-run digits and other symbols coded for it
+  int32_t last_head[256];    // where each byte's last run begins in it, -1 if none
+  int32_t runs[2] = {};      // RUNA and RUNB among its symbols
+  int32_t freq[kMaxAlphaSize];  // the other symbols
+};
+
+// Bits of the positions in [base, base + 64) under `end` that begin a run (run_heads).
+inline uint64_t heads_before(const uint8_t* last, int32_t n, int32_t base, int32_t end,
+                             uint8_t first) {
+  const uint64_t heads = run_heads(last, n, base, first);
+  return end - base >= 64 ? heads : heads & ((uint64_t(1) << (end - base)) - 1);
+}
+
+void survey_stretch(const uint8_t* last, int32_t n, uint8_t first, Stretch& s) {
+  std::fill(s.last_head, s.last_head + 256, -1);
+  if (s.begin == 0) s.last_head[last[0]] = 0;  // the list's front, moved there or not
+  int32_t done = s.begin, symbols = 0;
+  for (int32_t base = s.begin; base < s.end; base += 64)
+    for (uint64_t heads = heads_before(last, n, base, s.end, first); heads; heads &= heads - 1) {
+      const int32_t q = base + std::countr_zero(heads);
+      symbols += std::bit_width(uint32_t(q - done) + 1);  // the run's digits and the symbol
+      done = q + 1;
+      s.last_head[last[q]] = q;
+    }
+  s.symbols = symbols + std::bit_width(uint32_t(s.end - done) + 1) - 1;
+}
+
+// Codes stretch s into out (room for its symbols and kSymbolPad), from the list `order`
+// (which MtfList works on);
+// the bytes in `fresh` move for the first time in the block here, and their first symbol
+// leaves out the unused bytes below them, which the list holds.
+template <class List>
+uint16_t* code_stretch(const uint8_t* last, int32_t n, uint8_t first, uint8_t* order,
+                       bool* fresh, const uint16_t* unused_below, Stretch& s, uint16_t* out) {
+  List list(order);
+  std::fill(s.freq, s.freq + kMaxAlphaSize, 0);
+  uint16_t* w = out;
+  int32_t done = s.begin;
+  for (int32_t base = s.begin; base < s.end; base += 64)
+    for (uint64_t heads = heads_before(last, n, base, s.end, first); heads; heads &= heads - 1) {
+      const int32_t q = base + std::countr_zero(heads);
+      w = put_zeros(w, uint32_t(q - done));
+      done = q + 1;
+      const uint8_t c = last[q];
+      uint16_t v = uint16_t(list.move(c) + 1);
+      if (fresh[c]) [[unlikely]] {
+        fresh[c] = false;
+        v = uint16_t(v - unused_below[c]);
+      }
+      *w++ = v;
+      s.freq[v]++;
+    }
+  return put_zeros(w, uint32_t(s.end - done));
+}
+
+#ifdef __x86_64__
+GPBZIP2_AVX512 __attribute__((flatten)) uint16_t* code_stretch_avx512(
+    const uint8_t* last, int32_t n, uint8_t first, uint8_t* order, bool* fresh,
+    const uint16_t* unused_below, Stretch& s, uint16_t* out) {
+  return code_stretch<MtfList512>(last, n, first, order, fresh, unused_below, s, out);
+}
+#endif
+
+SymbolStats move_to_front_shared(const uint8_t* last, int32_t n, bool* in_use, uint16_t* out,
+                                 const Team& team) {
+  const uint8_t first = smallest(last, n);
+  // Stretches begin about evenly, each at the next change of byte.
+  const int32_t most = std::clamp(n / kLeastStretch, 1, 2 * std::max(1, team.threads));
+  std::vector<Stretch> stretches(1);
+  for (int32_t k = 1; k < most; k++) {
+    int32_t b = std::max(int32_t(int64_t(n) * k / most), stretches.back().begin + 1);
+    while (b < n && last[b] == last[b - 1]) b++;
+    if (b >= n) break;
+    stretches.back().end = b;
+    stretches.emplace_back().begin = b;
+  }
+  stretches.back().end = n;
+  const size_t count = stretches.size();
+  team.run(count, [&](size_t k) { survey_stretch(last, n, first, stretches[k]); });
+
+  // The bytes in use; where each stretch's symbols go; the bytes seen before each stretch,
+  // by where their last run began (-1: not yet).
+  std::vector<int32_t> offset(count + 1, 0), seen(count * 256);
+  std::fill(in_use, in_use + 256, false);
+  in_use[first] = true;
+  for (size_t k = 0; k < count; k++) {
+    offset[k + 1] = offset[k] + stretches[k].symbols;
+    int32_t* const before = seen.data() + 256 * k;
+    for (int c = 0; c < 256; c++) {
+      before[c] = k == 0 ? -1 : std::max(before[c - 256], stretches[k - 1].last_head[c]);
+      in_use[c] |= stretches[k].last_head[c] >= 0;
+    }
+  }
+  uint16_t unused_below[256];
+  int used = 0;
+  for (int c = 0; c < 256; c++) {
+    unused_below[c] = uint16_t(c - used);
+    used += in_use[c];
+  }
+
+  team.run(count, [&](size_t k) {
+    const int32_t* const before = seen.data() + 256 * k;
+    alignas(64) uint8_t order[256];
+    bool fresh[256];
+    int seen_count = 0;
+    for (int c = 0; c < 256; c++) {
+      if (before[c] >= 0) order[seen_count++] = uint8_t(c);
+      fresh[c] = before[c] < 0 && c != first;
+    }
+    std::sort(order, order + seen_count,
+              [&](uint8_t a, uint8_t b) { return before[a] > before[b]; });
+    int at = seen_count;
+    if (before[first] < 0) order[at++] = first;
+    for (int c = 0; c < 256; c++)
+      if (before[c] < 0 && c != first) order[at++] = uint8_t(c);
+    // Coded aside (its zero-run digits are stored in whole words past its end), then moved.
+    Stretch& s = stretches[k];
+    thread_local std::vector<uint16_t> coded;
+    coded.resize(size_t(s.symbols) + kSymbolPad);
+    uint16_t* end;
+#ifdef __x86_64__
+    static const bool avx512 = cpu::has_avx512_vbmi();
+    if (avx512)
+      end = code_stretch_avx512(last, n, first, order, fresh, unused_below, s, coded.data());
+    else
+#endif
+      end = code_stretch<MtfList>(last, n, first, order, fresh, unused_below, s, coded.data());
+    if (end - coded.data() != s.symbols)
+      throw Error(ErrorKind::Internal, "move-to-front stretch miscounted");
+    for (const uint16_t* p = coded.data(); p < end; p++) {
+      s.runs[0] += *p == format::kRunA;
+      s.runs[1] += *p == format::kRunB;
+    }
+    std::copy(coded.data(), end, out + offset[k]);
+  });
+
+  SymbolStats st;
+  for (const Stretch& s : stretches) {
+    for (int v = 2; v < kMaxAlphaSize; v++) st.freq[v] += s.freq[v];
+    st.freq[format::kRunA] += s.runs[0];
+    st.freq[format::kRunB] += s.runs[1];
+  }
+  st.alpha = used + 2;
+  const uint16_t eob = uint16_t(used + 1);
+  out[offset[count]] = eob;
+  st.freq[eob]++;
+  st.count = offset[count] + 1;
+  return st;
+}
+
 // Bit i: positions[base + i] is not 0, so a symbol other than a run digit goes there.
 // Bits at or past n are clear.
 inline uint64_t nonzero_bits(const uint8_t* positions, int32_t n, int32_t base) {
@@ -427,44 +588,75 @@ inline void count_symbols(int32_t (*freq)[kMaxAlphaSize], const uint16_t* p,
   if (p < e) freq[0][p[0]] += step;
 }
 
+// The symbols [p, e) of a group's cheapest table, the first of equals, from the costs of
+// all tables for each symbol in 16-bit lanes (a group costs at most 50 * 17).
+inline int cheapest_table(const CostLanes* cost_of, const uint16_t* p, const uint16_t* e,
+                          int groups) {
+  // Two sums, so that the adds do not form one long chain.
+  CostLanes sum = {}, sum2 = {};
+  const uint16_t* q = p;
+  for (; q + 1 < e; q += 2) {
+    sum += cost_of[q[0]];
+    sum2 += cost_of[q[1]];
+  }
+  if (q < e) sum += cost_of[q[0]];
+  sum += sum2;
+  // Cost and number in one key, no branches.
+  uint32_t best_key = uint32_t(sum[0]) << 3;
+  for (int t = 1; t < groups; t++) best_key = std::min(best_key, uint32_t(sum[t]) << 3 | t);
+  return int(best_key & 7);
+}
+
+// Symbol counts per table. Two counter sets, alternating by position: runs of one symbol
+// would otherwise chain every increment on the previous one.
+using TableCounts = int32_t[kMaxGroups][2][kMaxAlphaSize];
+
 // Four rounds of: give each 50-symbol group the cheapest table, then rebuild every table
-// from the symbols it was given. Returns the number of bits the symbols take.
+// from the symbols it was given. Returns the number of bits the symbols take. Given a
+// team, each round's groups are taken in ranges at once, each range counting its own.
 uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, int32_t nsel,
-                       uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors) {
-  // Symbol counts per table, kept from round to round: only groups that change table
-  // are counted again. Two counter sets, alternating by position: runs of one symbol
-  // would otherwise chain every increment on the previous one.
-  int32_t freq[kMaxGroups][2][kMaxAlphaSize] = {};
+                       uint8_t (*len)[kMaxAlphaSize], uint8_t* selectors, const Team* team) {
+  // Kept from round to round where one thread counts: only groups that change table are
+  // counted again.
+  TableCounts freq = {};
+  const size_t ranges =
+      team ? size_t(std::clamp(nsel / 256, 1, 2 * std::max(1, team->threads))) : 0;
+  std::vector<TableCounts> range_freq(ranges);
   uint64_t bits = 0;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
-    // The costs of all tables for one symbol in 16-bit lanes, summed with one vector add
-    // per symbol: a group costs at most 50 * 17.
     CostLanes cost_of[kMaxAlphaSize];
     for (int v = 0; v < st.alpha; v++) {
       CostLanes c = {};
       for (int t = 0; t < groups; t++) c[t] = len[t][v];
       cost_of[v] = c;
     }
-    for (int32_t g = 0; g < nsel; g++) {
-      const uint16_t* p = mtf + g * kGroupSize;
-      const uint16_t* e = mtf + std::min(g * kGroupSize + kGroupSize, st.count);
-      // Two sums, so that the adds do not form one long chain.
-      CostLanes sum = {}, sum2 = {};
-      const uint16_t* q = p;
-      for (; q + 1 < e; q += 2) {
-        sum += cost_of[q[0]];
-        sum2 += cost_of[q[1]];
-      }
-      if (q < e) sum += cost_of[q[0]];
-      sum += sum2;
-      // The cheapest table, the first of equals: cost and number in one key, no branches.
-      uint32_t best_key = uint32_t(sum[0]) << 3;
-      for (int t = 1; t < groups; t++) best_key = std::min(best_key, uint32_t(sum[t]) << 3 | t);
-      const int best = int(best_key & 7);
-      if (iter == 0 || best != selectors[g]) {
-        if (iter > 0) count_symbols(freq[selectors[g]], p, e, -1);
-        count_symbols(freq[best], p, e, 1);
-        selectors[g] = uint8_t(best);
+    auto group = [&](int32_t g) {
+      return std::pair(mtf + g * kGroupSize, mtf + std::min(g * kGroupSize + kGroupSize, st.count));
+    };
+    if (team) {
+      team->run(ranges, [&](size_t r) {
+        TableCounts& f = range_freq[r];
+        std::fill(&f[0][0][0], &f[0][0][0] + sizeof(TableCounts) / sizeof(int32_t), 0);
+        for (int32_t g = int32_t(nsel * r / ranges); g < int32_t(nsel * (r + 1) / ranges); g++) {
+          const auto [p, e] = group(g);
+          const int best = cheapest_table(cost_of, p, e, groups);
+          count_symbols(f[best], p, e, 1);
+          selectors[g] = uint8_t(best);
+        }
+      });
+      std::fill(&freq[0][0][0], &freq[0][0][0] + sizeof(TableCounts) / sizeof(int32_t), 0);
+      for (const TableCounts& f : range_freq)
+        for (int t = 0; t < groups; t++)
+          for (int v = 0; v < st.alpha; v++) freq[t][0][v] += f[t][0][v] + f[t][1][v];
+    } else {
+      for (int32_t g = 0; g < nsel; g++) {
+        const auto [p, e] = group(g);
+        const int best = cheapest_table(cost_of, p, e, groups);
+        if (iter == 0 || best != selectors[g]) {
+          if (iter > 0) count_symbols(freq[selectors[g]], p, e, -1);
+          count_symbols(freq[best], p, e, 1);
+          selectors[g] = uint8_t(best);
+        }
       }
     }
     for (int t = 0; t < groups; t++) {
@@ -480,14 +672,15 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
 
 // Tables, header and data of a block whose symbols are in ws.symbols.
 void write_block(const SymbolStats& st, const bool* in_use, uint32_t orig_ptr,
-                 uint32_t block_crc, bool randomised, EncoderWorkspace& ws, BitWriter& out) {
+                 uint32_t block_crc, bool randomised, EncoderWorkspace& ws, BitWriter& out,
+                 const Team* team = nullptr) {
   const int groups = group_count(st.count);
   uint8_t len[kMaxGroups][kMaxAlphaSize];
   initial_lengths(st, groups, len);
   const int32_t nsel = (st.count + kGroupSize - 1) / kGroupSize;
   ws.selectors.resize(size_t(nsel));
   const uint64_t data_bits =
-      choose_tables(ws.symbols, st, groups, nsel, len, ws.selectors.data());
+      choose_tables(ws.symbols, st, groups, nsel, len, ws.selectors.data(), team);
 
   out.put48(format::kBlockMagic);
   out.put(32, block_crc);
@@ -557,10 +750,11 @@ void write_block(const SymbolStats& st, const bool* in_use, uint32_t orig_ptr,
 }  // namespace
 
 void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
-                  bool randomised, EncoderWorkspace& ws, BitWriter& out) {
-  bool in_use[256];  // move_to_front finds the bytes in use
-  const SymbolStats st = move_to_front(last, n, in_use, ws.symbols);
-  write_block(st, in_use, orig_ptr, block_crc, randomised, ws, out);
+                  bool randomised, EncoderWorkspace& ws, BitWriter& out, const Team* team) {
+  bool in_use[256];  // the move to front finds the bytes in use
+  const SymbolStats st = team && n > 0 ? move_to_front_shared(last, n, in_use, ws.symbols, *team)
+                                       : move_to_front(last, n, in_use, ws.symbols);
+  write_block(st, in_use, orig_ptr, block_crc, randomised, ws, out, team);
 }
 
 void encode_mtf_block(const uint8_t* positions, int32_t n, const bool* in_use, uint32_t orig_ptr,

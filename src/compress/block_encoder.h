@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bwt_shared_sort.h"
 #include "common/bit_writer.h"
 
 namespace gpbzip2 {
@@ -24,9 +25,12 @@ struct EncoderWorkspace {
 
 // Appends one complete block (magic, CRC, origPtr, tables, data) to `out`.
 // `last` is the BWT last column of the run-length encoded block (of its randomised form
-// where `randomised`: the header says so).
+// where `randomised`: the header says so). Given `team` (a block whose sort was shared),
+// the move to front and the choice of tables are cut into tasks for it too; the bits are
+// the same.
 void encode_block(const uint8_t* last, int32_t n, uint32_t orig_ptr, uint32_t block_crc,
-                  bool randomised, EncoderWorkspace& ws, BitWriter& out);
+                  bool randomised, EncoderWorkspace& ws, BitWriter& out,
+                  const Team* team = nullptr);
 
 // The same from the MTF positions of the last column's bytes (where the GPU moved it to
 // front) and the 256 flags of the bytes in use. Throws Internal where a position is not

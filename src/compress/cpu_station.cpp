@@ -27,13 +27,13 @@ static_assert(symbol_capacity(0) <= BwtWorkspace::kSpareExtra);
 CodedBlock BlockCompressor::compress(Job& job, const RunTogether* run) {
   std::optional<BwtView> own;
   int32_t n = int32_t(job.raw.rle_bytes);
+  const std::optional<Team> team =
+      run && job.share_threads > 0 ? std::optional(Team{*run, job.share_threads}) : std::nullopt;
   if (!job.sorted) {
     const std::span<const uint8_t> text =
         job.prepared ? job.text() : prepare(job, scratch, perturb);
     n = int32_t(text.size());
     HugePageVector<uint16_t>().swap(symbols);
-    const std::optional<Team> team =
-        run && job.share_threads > 0 ? std::optional(Team{*run, job.share_threads}) : std::nullopt;
     own = bwt_forward(text.data(), n, bwt, team ? &*team : nullptr);
     enc.symbols = bwt.spare(n);
   } else {
@@ -43,7 +43,8 @@ CodedBlock BlockCompressor::compress(Job& job, const RunTogether* run) {
   }
   BitWriter bw;  // encode_block sizes it for the block's data
   if (own)
-    encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw);
+    encode_block(own->last, n, own->orig_ptr, job.crc, job.randomised, enc, bw,
+                 team ? &*team : nullptr);
   else if (job.sorted->moved_to_front)
     try {
       encode_mtf_block(job.raw.buffer.data(), n, job.sorted->in_use.data(),

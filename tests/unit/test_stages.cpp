@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "compress/block_encoder.h"
 #include "compress/bwt.h"
@@ -164,6 +166,59 @@ TEST_CASE("A block coded from MTF positions equals one coded from its last colum
                               0x12345678, false, enc, b);
     REQUIRE(a.bit_count() == b.bit_count());
     REQUIRE(a.finish() == b.finish());
+  }
+}
+
+TEST_CASE("A block coded by a team gives the bits of one coded alone", "[encoder][shared]") {
+  using gpbzip2::corpus::generate;
+  // Any bytes serve as a last column. Stretches begin where the byte changes: long runs
+  // across their nominal starts, bytes used only late, only high bytes (the first symbol
+  // of each leaves out the unused ones below it), the smallest byte first or not.
+  std::vector<uint8_t> runs_across;
+  for (int i = 0; i < 12; i++) runs_across.insert(runs_across.end(), 70000, uint8_t("ab"[i % 2]));
+  std::vector<uint8_t> late = generate("text", 200000, 7);
+  late.insert(late.end(), {0x01, 0xfe, 0x01, 0x00});
+  std::vector<uint8_t> high = generate("random", 150000, 8);
+  for (uint8_t& c : high) c |= 0xf0;
+  std::vector<uint8_t> smallest_first = generate("text", 120000, 9);
+  smallest_first[0] = 0;
+  std::vector<uint8_t> one_change(300000, 'x');
+  one_change[299999] = 'y';
+  const std::vector<std::vector<uint8_t>> blocks = {
+      generate("text", 900000, 1), generate("binary", 300000, 2), generate("runs", 200000, 3),
+      generate("random", 100000, 4), std::vector<uint8_t>(50000, 'a'), {'z'},
+      generate("text", 777, 5), generate("fibonacci", 400000, 1), runs_across, late, high,
+      smallest_first, one_change};
+  auto encode = [](const std::vector<uint8_t>& last, const gpbzip2::Team* team) {
+    std::vector<uint16_t> symbols(gpbzip2::symbol_capacity(int32_t(last.size())));
+    gpbzip2::EncoderWorkspace enc;
+    enc.symbols = symbols.data();
+    gpbzip2::BitWriter out;
+    gpbzip2::encode_block(last.data(), int32_t(last.size()), 7, 0x12345678, false, enc, out, team);
+    return std::pair(out.bit_count(), out.finish());
+  };
+  // Tasks in reverse order on one thread, and on threads that take them as they come.
+  const gpbzip2::RunTogether backwards = [](size_t tasks, const std::function<void(size_t)>& body) {
+    for (size_t i = tasks; i-- > 0;) body(i);
+  };
+  const gpbzip2::RunTogether threaded = [](size_t tasks, const std::function<void(size_t)>& body) {
+    std::atomic<size_t> next = 0;
+    std::vector<std::thread> helpers;
+    for (int h = 0; h < 3; h++)
+      helpers.emplace_back([&] {
+        for (size_t i; (i = next++) < tasks;) body(i);
+      });
+    for (auto& t : helpers) t.join();
+  };
+  for (size_t b = 0; b < blocks.size(); b++) {
+    INFO("block " << b);
+    const auto alone = encode(blocks[b], nullptr);
+    for (int threads : {1, 3, 16}) {
+      INFO(threads << " threads");
+      const gpbzip2::Team reversed{backwards, threads}, together{threaded, threads};
+      REQUIRE(encode(blocks[b], &reversed) == alone);
+      REQUIRE(encode(blocks[b], &together) == alone);
+    }
   }
 }
 
