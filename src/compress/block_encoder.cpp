@@ -621,7 +621,10 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
   TableCounts freq = {};
   const size_t ranges =
       team ? size_t(std::clamp(nsel / 256, 1, 2 * std::max(1, team->threads))) : 0;
-  std::vector<TableCounts> range_freq(ranges);
+  struct RangeCounts {
+    TableCounts f;
+  };
+  std::vector<RangeCounts> range_freq(ranges);
   uint64_t bits = 0;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
     CostLanes cost_of[kMaxAlphaSize];
@@ -635,7 +638,7 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
     };
     if (team) {
       team->run(ranges, [&](size_t r) {
-        TableCounts& f = range_freq[r];
+        TableCounts& f = range_freq[r].f;
         std::fill(&f[0][0][0], &f[0][0][0] + sizeof(TableCounts) / sizeof(int32_t), 0);
         for (int32_t g = int32_t(nsel * r / ranges); g < int32_t(nsel * (r + 1) / ranges); g++) {
           const auto [p, e] = group(g);
@@ -645,9 +648,9 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
         }
       });
       std::fill(&freq[0][0][0], &freq[0][0][0] + sizeof(TableCounts) / sizeof(int32_t), 0);
-      for (const TableCounts& f : range_freq)
+      for (const RangeCounts& r : range_freq)
         for (int t = 0; t < groups; t++)
-          for (int v = 0; v < st.alpha; v++) freq[t][0][v] += f[t][0][v] + f[t][1][v];
+          for (int v = 0; v < st.alpha; v++) freq[t][0][v] += r.f[t][0][v] + r.f[t][1][v];
     } else {
       for (int32_t g = 0; g < nsel; g++) {
         const auto [p, e] = group(g);
