@@ -183,15 +183,16 @@ inline uint64_t run_heads(const uint8_t* last, int32_t n, int32_t base, uint8_t 
   return heads;
 }
 
-// RUNA and RUNB counted in a pass of their own: cheaper than per run from its digits.
-void count_run_digits(const uint16_t* p, const uint16_t* e, SymbolStats& st) {
-  int32_t runs[2] = {};
+// RUNA and RUNB among [p, e) added to freq, counted in a pass of their own: cheaper than
+// per run from its digits.
+void count_run_digits(const uint16_t* p, const uint16_t* e, int32_t* freq) {
+  int32_t a = 0, b = 0;
   for (; p < e; p++) {
-    runs[0] += *p == format::kRunA;
-    runs[1] += *p == format::kRunB;
+    a += *p == format::kRunA;
+    b += *p == format::kRunB;
   }
-  st.freq[format::kRunA] = runs[0];
-  st.freq[format::kRunB] = runs[1];
+  freq[format::kRunA] += a;
+  freq[format::kRunB] += b;
 }
 
 // The smallest byte of last[0, n), n > 0.
@@ -273,7 +274,7 @@ SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t
   *w++ = eob;
   st.freq[eob]++;
   st.count = int32_t(w - out);
-  count_run_digits(out, w, st);
+  count_run_digits(out, w, st.freq);
   return st;
 }
 
@@ -364,11 +365,19 @@ constexpr int32_t kLeastStretch = 16384;
 
 struct Stretch {
   int32_t begin = 0, end = 0;
-  int32_t symbols = 0;       // zero-run digits and other symbols coded for it
-  int32_t last_head[256];    // where each byte's last run begins in it, -1 if none
-  int32_t runs[2] = {};      // RUNA and RUNB among its symbols
-  int32_t freq[kMaxAlphaSize];  // the other symbols
+  int32_t symbols = 0;          // zero-run digits and other symbols coded for it
+  int32_t last_head[256];       // where each byte's last run begins in it, -1 if none
+  int32_t freq[kMaxAlphaSize];  // its symbols' counts
 };
+
+// put_zeros, storing nothing at or past `limit`, where the next stretch's symbols go.
+inline uint16_t* put_zeros_before(uint16_t* w, uint32_t z, const uint16_t* limit) {
+  if (limit - w >= 8) return put_zeros(w, z);
+  const uint32_t x = z + 1;
+  const int digits = std::bit_width(x) - 1;
+  for (int k = 0; k < digits; k++) w[k] = uint16_t((x >> k) & 1);
+  return w + digits;
+}
 
 // Bits of the positions in [base, base + 64) under `end` that begin a run (run_heads).
 inline uint64_t heads_before(const uint8_t* last, int32_t n, int32_t base, int32_t end,
@@ -391,21 +400,21 @@ void survey_stretch(const uint8_t* last, int32_t n, uint8_t first, Stretch& s) {
   s.symbols = symbols + std::bit_width(uint32_t(s.end - done) + 1) - 1;
 }
 
-// Codes stretch s into out (room for its symbols and kSymbolPad), from the list `order`
-// (which MtfList works on);
-// the bytes in `fresh` move for the first time in the block here, and their first symbol
-// leaves out the unused bytes below them, which the list holds.
+// Codes stretch s into its s.symbols places at `out`, from the list `order` (which MtfList
+// works on); the bytes in `fresh` move for the first time in the block here, and their
+// first symbol leaves out the unused bytes below them, which the list holds.
 template <class List>
 uint16_t* code_stretch(const uint8_t* last, int32_t n, uint8_t first, uint8_t* order,
                        bool* fresh, const uint16_t* unused_below, Stretch& s, uint16_t* out) {
   List list(order);
   std::fill(s.freq, s.freq + kMaxAlphaSize, 0);
+  const uint16_t* const limit = out + s.symbols;
   uint16_t* w = out;
   int32_t done = s.begin;
   for (int32_t base = s.begin; base < s.end; base += 64)
     for (uint64_t heads = heads_before(last, n, base, s.end, first); heads; heads &= heads - 1) {
       const int32_t q = base + std::countr_zero(heads);
-      w = put_zeros(w, uint32_t(q - done));
+      w = put_zeros_before(w, uint32_t(q - done), limit);
       done = q + 1;
       const uint8_t c = last[q];
       uint16_t v = uint16_t(list.move(c) + 1);
@@ -416,7 +425,9 @@ uint16_t* code_stretch(const uint8_t* last, int32_t n, uint8_t first, uint8_t* o
       *w++ = v;
       s.freq[v]++;
     }
-  return put_zeros(w, uint32_t(s.end - done));
+  w = put_zeros_before(w, uint32_t(s.end - done), limit);
+  count_run_digits(out, w, s.freq);
+  return w;
 }
 
 #ifdef __x86_64__
@@ -479,33 +490,22 @@ SymbolStats move_to_front_shared(const uint8_t* last, int32_t n, bool* in_use, u
     if (before[first] < 0) order[at++] = first;
     for (int c = 0; c < 256; c++)
       if (before[c] < 0 && c != first) order[at++] = uint8_t(c);
-    // Coded aside (its zero-run digits are stored in whole words past its end), then moved.
     Stretch& s = stretches[k];
-    thread_local std::vector<uint16_t> coded;
-    coded.resize(size_t(s.symbols) + kSymbolPad);
+    uint16_t* const to = out + offset[k];
     uint16_t* end;
 #ifdef __x86_64__
     static const bool avx512 = cpu::has_avx512_vbmi();
     if (avx512)
-      end = code_stretch_avx512(last, n, first, order, fresh, unused_below, s, coded.data());
+      end = code_stretch_avx512(last, n, first, order, fresh, unused_below, s, to);
     else
 #endif
-      end = code_stretch<MtfList>(last, n, first, order, fresh, unused_below, s, coded.data());
-    if (end - coded.data() != s.symbols)
-      throw Error(ErrorKind::Internal, "move-to-front stretch miscounted");
-    for (const uint16_t* p = coded.data(); p < end; p++) {
-      s.runs[0] += *p == format::kRunA;
-      s.runs[1] += *p == format::kRunB;
-    }
-    std::copy(coded.data(), end, out + offset[k]);
+      end = code_stretch<MtfList>(last, n, first, order, fresh, unused_below, s, to);
+    if (end - to != s.symbols) throw Error(ErrorKind::Internal, "move-to-front stretch miscounted");
   });
 
   SymbolStats st;
-  for (const Stretch& s : stretches) {
-    for (int v = 2; v < kMaxAlphaSize; v++) st.freq[v] += s.freq[v];
-    st.freq[format::kRunA] += s.runs[0];
-    st.freq[format::kRunB] += s.runs[1];
-  }
+  for (const Stretch& s : stretches)
+    for (int v = 0; v < kMaxAlphaSize; v++) st.freq[v] += s.freq[v];
   st.alpha = used + 2;
   const uint16_t eob = uint16_t(used + 1);
   out[offset[count]] = eob;
@@ -550,7 +550,7 @@ SymbolStats zero_run_symbols(const uint8_t* positions, int32_t n, int used, uint
   *w++ = eob;
   st.freq[eob]++;
   st.count = int32_t(w - out);
-  count_run_digits(out, w, st);
+  count_run_digits(out, w, st.freq);
   return st;
 }
 
@@ -621,6 +621,7 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
   TableCounts freq = {};
   const size_t ranges =
       team ? size_t(std::clamp(nsel / 256, 1, 2 * std::max(1, team->threads))) : 0;
+  if (ranges == 1) team = nullptr;  // one range: the counts kept from round to round
   struct RangeCounts {
     TableCounts f;
   };

@@ -29,7 +29,8 @@ constexpr size_t kRanges = 64;
 // took 4-10% longer than of 16,384 (session 25).
 constexpr size_t kTasksPerThread = 32;
 constexpr size_t kLeastTask = 1024;
-// Groups of more rotations than this are a long repeat: one task's work in every round.
+// Groups of more rotations than this are a long repeat, whose group would come back round
+// after round: the sort gives up on them.
 constexpr int32_t kLargestGroup = 16384;
 // Past their first bytes, rotations are sorted by their bytes, 8 at a time, up to this
 // many: most runs of equal prefixes in text part within a few bytes, where a round of

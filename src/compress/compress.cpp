@@ -1,5 +1,6 @@
 // Compression pipeline: reader -> work queue -> stations -> ordered writer.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <thread>
@@ -60,6 +61,12 @@ uint64_t gpu_worth_bytes(int threads) {
 constexpr double kSortBytesPerGpu = 1e9;
 
 int gpus_for(double sort_bytes) { return 1 + int(std::min(sort_bytes / kSortBytesPerGpu, 64.0)); }
+
+// From a pipe the reader reads a few blocks ahead before handing out the first (below),
+// but only while they come this fast: from `cat` or a tar of files in the page cache four
+// -9 blocks take a few ms, while a slow producer (a log, the network) would hold the first
+// block's output back for several blocks.
+constexpr std::chrono::milliseconds kReadAheadTime{20};
 
 // An input of one block (a small file) is compressed by the calling thread, unless its
 // sort is shared, so that small files compressed one after another (find -exec) pay for no
@@ -170,9 +177,11 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // Blocks read and not yet pushed, the next to push first.
   std::deque<Job> read;
   if (more) read.push_back(std::move(job));
-  // Reads blocks into `spare()` buffers until `upto` are held or the input ends.
-  auto read_more = [&](size_t upto, auto spare) {
-    while (read.size() < upto && !reader.at_end()) {
+  // Reads blocks into `spare()` buffers until `upto` are held, the input ends or `until`.
+  using Clock = std::chrono::steady_clock;
+  auto read_more = [&](size_t upto, auto spare,
+                       Clock::time_point until = Clock::time_point::max()) {
+    while (read.size() < upto && !reader.at_end() && Clock::now() < until) {
       Job next;
       next.raw.buffer = spare();
       if (!reader.next(next.raw)) break;
@@ -185,7 +194,8 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
   // whole when that is taken, and shared as a small file's is. Beyond that one block at a
   // time, as from a file.
   if (opts.input_size == 0 && may_share && !gpu_first)
-    read_more(size_t(WorkQueue::share_below(sharing)), [] { return ByteVector(); });
+    read_more(size_t(WorkQueue::share_below(sharing)), [] { return ByteVector(); },
+              Clock::now() + kReadAheadTime);
   // About how many blocks are still to come after the next pushed: those read behind it,
   // and at the end of the input no more; else for a file its unread bytes at the rate of
   // those read (their first run-length coding's); unknown from a pipe, or from a file
@@ -199,8 +209,9 @@ CompressTotals compress_stream(Source& in, Sink& out, const CompressOptions& opt
     return behind + uint64_t(std::ceil(unread * rate / double(format::block_limit(opts.level))));
   };
   // Fewer CPU stations beside a GPU, unless none is found (or all fail). From a pipe the
-  // GPU opens only after some reading: until auto has decided, those are all that start
-  // (an input read whole by now is decided, as a file is).
+  // GPU opens only after some reading: until auto has decided, those are all that start.
+  // An input read whole by now is far short of that reading (a quarter of gpu_worth is
+  // more than the read-ahead holds): no GPU.
   const int with_gpu = built_with_cuda() ? stations_beside_gpu(opts, threads) : threads;
   const bool auto_from_pipe = opts.gpu == GpuMode::Auto && opts.input_size == 0 && !reader.at_end();
   const int expected = gpu_first || auto_from_pipe ? with_gpu : threads;
