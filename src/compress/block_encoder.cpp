@@ -607,12 +607,6 @@ inline int cheapest_table(const CostLanes* cost_of, const uint16_t* p, const uin
   return int(best_key & 7);
 }
 
-// How many ranges a team takes a block's nsel groups in, for the table rounds and the
-// output: about two a thread, of 256 groups or more; 1 (no team's work) otherwise.
-size_t group_ranges(int32_t nsel, const Team* team) {
-  return team ? size_t(std::clamp(nsel / 256, 1, 2 * std::max(1, team->threads))) : 1;
-}
-
 // Symbol counts per table. Two counter sets, alternating by position: runs of one symbol
 // would otherwise chain every increment on the previous one.
 using TableCounts = int32_t[kMaxGroups][2][kMaxAlphaSize];
@@ -625,7 +619,8 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
   // Kept from round to round where one thread counts: only groups that change table are
   // counted again.
   TableCounts freq = {};
-  const size_t ranges = group_ranges(nsel, team);
+  const size_t ranges =
+      team ? size_t(std::clamp(nsel / 256, 1, 2 * std::max(1, team->threads))) : 0;
   if (ranges == 1) team = nullptr;  // one range: the counts kept from round to round
   struct RangeCounts {
     TableCounts f;
@@ -739,36 +734,20 @@ void write_block(const SymbolStats& st, const bool* in_use, uint32_t orig_ptr,
     assign_codes(code, len[t], st.alpha);
     for (int v = 0; v < st.alpha; v++) coded[t][v] = code[v] << 5 | len[t][v];
   }
-  // The codes of groups [from, to) through one Burst of at most max_bits.
   const uint16_t* mtf = ws.symbols;
-  auto put_groups = [&](BitWriter& w, int32_t from, int32_t to, uint64_t max_bits) {
-    BitWriter::Burst burst(w, max_bits);
-    for (int32_t s = from; s < to; s++) {
-      const uint32_t* table = coded[ws.selectors[size_t(s)]];
-      const int32_t ge = std::min((s + 1) * kGroupSize, st.count);
-      // Three codes (at most 3 * 17 bits) joined per put: the put's shift, store and
-      // pointer step then serve three symbols.
-      int32_t i = s * kGroupSize;
-      for (; ge - i >= 3; i += 3) {
-        const uint32_t a = table[mtf[i]], b = table[mtf[i + 1]], c = table[mtf[i + 2]];
-        const uint64_t v = ((uint64_t(a >> 5) << (b & 31) | (b >> 5)) << (c & 31)) | (c >> 5);
-        burst.put(int((a & 31) + (b & 31) + (c & 31)), v);
-      }
-      for (; i < ge; i++) burst.put(int(table[mtf[i]] & 31), table[mtf[i]] >> 5);
+  BitWriter::Burst burst(out, data_bits);
+  for (int32_t s = 0, gs = 0; gs < st.count; s++, gs += kGroupSize) {
+    const uint32_t* table = coded[ws.selectors[size_t(s)]];
+    const int32_t ge = std::min(gs + kGroupSize, st.count);
+    // Three codes (at most 3 * 17 bits) joined per put: the put's shift, store and
+    // pointer step then serve three symbols.
+    int32_t i = gs;
+    for (; ge - i >= 3; i += 3) {
+      const uint32_t a = table[mtf[i]], b = table[mtf[i + 1]], c = table[mtf[i + 2]];
+      const uint64_t v = ((uint64_t(a >> 5) << (b & 31) | (b >> 5)) << (c & 31)) | (c >> 5);
+      burst.put(int((a & 31) + (b & 31) + (c & 31)), v);
     }
-  };
-  const size_t ranges = group_ranges(nsel, team);
-  if (ranges == 1) return put_groups(out, 0, nsel, data_bits);
-  // A team codes ranges of groups into writers of their own, appended in order.
-  std::vector<BitWriter> parts(ranges);
-  team->run(ranges, [&](size_t r) {
-    const int32_t from = int32_t(nsel * r / ranges), to = int32_t(nsel * (r + 1) / ranges);
-    const int32_t symbols = std::min(to * kGroupSize, st.count) - from * kGroupSize;
-    put_groups(parts[r], from, to, uint64_t(symbols) * format::kEncodeCodeLen);
-  });
-  for (BitWriter& part : parts) {
-    const uint64_t bits = part.bit_count();
-    out.append(part.finish().data(), bits);
+    for (; i < ge; i++) burst.put(int(table[mtf[i]] & 31), table[mtf[i]] >> 5);
   }
 }
 

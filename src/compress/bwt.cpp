@@ -301,24 +301,6 @@ BwtView last_column(const uint8_t* s, int32_t n, int32_t* sa, int32_t first) {
   return {last, orig_ptr};
 }
 
-// The same by a team into `out`, in ranges at once (over sa, a range's bytes would land on
-// another's entries before it read them).
-BwtView last_column_shared(const uint8_t* s, int32_t n, const int32_t* sa, int32_t first,
-                           const Team& team, uint8_t* out) {
-  const size_t ranges = size_t(std::max(1, team.threads)) * 4;
-  uint32_t orig_ptr = 0;  // written by the one range that holds `first`
-  team.run(ranges, [&](size_t k) {
-    const int32_t from = int32_t(int64_t(n) * int64_t(k) / int64_t(ranges));
-    const int32_t to = int32_t(int64_t(n) * int64_t(k + 1) / int64_t(ranges));
-    for (int32_t r = from; r < to; r++) {
-      const int32_t x = sa[r];
-      if (x == first) orig_ptr = uint32_t(r);
-      out[r] = s[(x == 0 ? n : x) - 1];
-    }
-  });
-  return {out, orig_ptr};
-}
-
 // Where the spare values start, and the bytes `sa` holds for a block of n.
 size_t spare_offset(int32_t n) { return (size_t(n) + 15) & ~size_t(15); }
 size_t scratch_bytes(int32_t n) {
@@ -355,10 +337,6 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, const Team* t
       sort_rotations_by_doubling(w, n, sa, ws.aux);
     else if (!team || !sort_rotations_shared(w, n, sa, *team))
       sort_suffixes(w, sa, n);
-    if (team && n > kDoublingMax) {
-      resize_scratch(ws.text, size_t(n));
-      return last_column_shared(w, n, sa, (n - shift) % n, *team, ws.text.data());
-    }
     return last_column(w, n, sa, (n - shift) % n);
   }
   const int32_t p = lyndon_period(t, n, shift, least.distance);
