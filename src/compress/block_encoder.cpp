@@ -462,7 +462,7 @@ SymbolStats move_to_front_shared(const uint8_t* last, int32_t n, bool* in_use, u
   in_use[first] = true;
   for (size_t k = 0; k < count; k++) {
     offset[k + 1] = offset[k] + stretches[k].symbols;
-    int32_t* const before = seen.data() + 256 * k;
+    int32_t* const before = seen.data() + 256 * k;  // the row before it is stretch k - 1's
     for (int c = 0; c < 256; c++) {
       before[c] = k == 0 ? -1 : std::max(before[c - 256], stretches[k - 1].last_head[c]);
       in_use[c] |= stretches[k].last_head[c] >= 0;
@@ -588,7 +588,7 @@ inline void count_symbols(int32_t (*freq)[kMaxAlphaSize], const uint16_t* p,
   if (p < e) freq[0][p[0]] += step;
 }
 
-// The symbols [p, e) of a group's cheapest table, the first of equals, from the costs of
+// The cheapest table for a group's symbols [p, e), the first of equals, from the costs of
 // all tables for each symbol in 16-bit lanes (a group costs at most 50 * 17).
 inline int cheapest_table(const CostLanes* cost_of, const uint16_t* p, const uint16_t* e,
                           int groups) {
