@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bwt_shared_sort.h"
+#include "team.h"
 #include "common/bit_writer.h"
 
 namespace gpbzip2 {

@@ -15,6 +15,7 @@
 // cut at an odd length) is first of all: its order follows from its period's rotations.
 #include "bwt.h"
 #include "bwt_periodic.h"
+#include "bwt_shared_sort.h"
 
 #include <divsufsort.h>
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "common/huge_pages.h"
-#include "bwt_shared_sort.h"
+#include "team.h"
 
 namespace gpbzip2 {
 

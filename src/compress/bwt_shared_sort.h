@@ -2,22 +2,11 @@
 // the blocks of a small one, which would otherwise leave the other stations idle while
 // one thread sorts each.
 #pragma once
-#include <cstddef>
 #include <cstdint>
-#include <functional>
+
+#include "team.h"
 
 namespace gpbzip2 {
-
-// Runs body(0), ..., body(tasks - 1), each once, on the calling thread and on whichever
-// threads join it; returns once all have finished.
-using RunTogether = std::function<void(size_t tasks, const std::function<void(size_t)>& body)>;
-
-// The threads that share a sort: `run` hands out its tasks; `threads`, about how many
-// will run them, only sets how many repeats the sort takes on.
-struct Team {
-  RunTogether run;
-  int threads = 1;
-};
 
 // The rotations of w[0..n) in order, into sa[0..n); w is not periodic, so they are
 // distinct. Each pass is split into tasks for the team: the rotations bucketed by their first

@@ -101,7 +101,7 @@ class WorkQueue {
   // A CPU station was started: the last blocks' sorts are shared where there are enough.
   void cpu_station_added();
   // Runs body(0..tasks-1) on this station and on the CPU stations left without work, for
-  // a job popped with share_threads (bwt_shared_sort.h's RunTogether).
+  // a job popped with share_threads (team.h's RunTogether).
   void run_together(size_t tasks, const std::function<void(size_t)>& body);
   // A job popped with prepare_only, now prepared: it waits for a sorter.
   void prepared(Job job);
