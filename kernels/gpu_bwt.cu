@@ -7,12 +7,15 @@
 // batch, the bytes as digits in the batch's alphabet (more of them where it is small);
 // each doubling round sorts the rotations still in groups on (rank[i], rank[i+h]).
 // Both sorts move 64-bit keys alone, the rotation's position in its block carried in the
-// low bits. A rotation alone in its group is final: its L byte and, for i = start[b],
-// origPtr are written right away and it leaves the active set (singleton elimination).
+// low bits. A round radix-sorts only the rotations of big groups: each small group is
+// sorted where it lies, a rotation's place found by counting its group's smaller keys.
+// A rotation alone in its group is final: its L byte and, for i = start[b], origPtr are
+// written right away and it leaves the active set (singleton elimination).
 // A group that survives to a prefix of n bytes holds equal rotations: the block is
 // periodic and goes back to the CPU, which reproduces bzip2's order for those.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/tabulate_output_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -39,6 +42,12 @@ constexpr unsigned kAlphabetGrid = 264;
 // The first sort's digits stay below this many bits (and so at most this many digits),
 // so that the block id can be shifted above them.
 constexpr int kMaxKeyBits = 63;
+// Groups of up to this many rotations are sorted where they lie, not by the radix sort
+// (32 to 256 alike on silesia, the tar and the hard inputs; 16 slower).
+constexpr uint32_t kSmallGroup = 64;
+// The settle adds up the rotations in bigger groups over this many counters, so that
+// few of its atomic additions meet on one word.
+constexpr int kBigCounters = 32;
 
 // The batch's alphabet: which byte values occur (seen[c] set to 1), 16 bytes a load.
 // Each lane of a warp marks its own copy, so that no two lanes' writes share a bank.
@@ -92,8 +101,9 @@ __global__ void number_alphabet(uint32_t* seen, int bits, uint32_t* code, uint32
 // position in the block (`shift` bits), which the sort carries along unsorted.
 __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_t nblocks,
                              uint32_t total, const uint32_t* code, const uint32_t* alphabet,
-                             int bits, int shift, uint64_t* keys) {
+                             int bits, int shift, uint64_t* keys, uint32_t* big) {
   __shared__ uint32_t digit[kThreads];
+  if (blockIdx.x == 0 && threadIdx.x < kBigCounters) big[threadIdx.x] = 0;
   digit[threadIdx.x] = code[threadIdx.x];
   __syncthreads();
   uint32_t i = blockIdx.x * kThreads + threadIdx.x;
@@ -122,8 +132,10 @@ __device__ uint64_t pack_active(uint32_t rank, uint32_t pos, uint32_t in_block) 
 // its position in the block: keys alone move a third fewer bytes than key-value pairs.
 __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
                               const uint32_t* start, uint32_t nblocks, uint32_t h, int shift,
-                              uint64_t* keys, uint32_t* pos) {
+                              uint64_t* keys, uint32_t* pos, uint32_t* big) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  // The host has read the last settle's counts: this round's settle adds up new ones.
+  if (k < kBigCounters) big[k] = 0;
   if (k >= m) return;
   const uint64_t e = packed[k];
   const uint32_t mask = (uint32_t(1) << kBlockBits) - 1;
@@ -133,6 +145,44 @@ __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t
   if (j >= n) j -= n;
   keys[k] = (uint64_t(group) << shift | (rank[s + j] - s)) << shift | in_block;
   pos[k] = group + (uint32_t(e >> kBlockBits) & mask);
+}
+
+// A round's keys (doubling_keys', in the active set's order: groups whole, in order) put
+// in order where their group is small: a key's place is its group's start plus the
+// number of the group's keys below it (keys are distinct: they end in the position).
+// Keys of bigger groups are only marked (big[k] = 1), for the radix sort.
+__global__ void sort_small_groups(const uint64_t* __restrict__ keys, const uint32_t* pos,
+                                  uint32_t m, int shift, uint32_t most, uint64_t* sorted,
+                                  uint8_t* big) {
+  const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= m) return;
+  const uint64_t key = keys[k];
+  const uint32_t group = uint32_t(key >> 2 * shift);
+  const uint32_t first = k - (pos[k] - group);
+  const bool is_big = first + most < m && uint32_t(keys[first + most] >> 2 * shift) == group;
+  big[k] = is_big;
+  if (is_big) return;
+  uint32_t below = 0;
+  for (uint32_t j = first; j < m; j++) {
+    const uint64_t other = keys[j];
+    if (uint32_t(other >> 2 * shift) != group) break;
+    below += other < key;
+  }
+  sorted[first + below] = key;
+}
+
+// The keys of big groups, gathered from their places (at[t], increasing) for the radix
+// sort, and its sorted keys put back in those places: big groups keep their places, and
+// sorting keeps them in order.
+__global__ void gather_keys(const uint64_t* keys, const uint32_t* at, uint32_t count,
+                            uint64_t* out) {
+  const uint32_t t = blockIdx.x * kThreads + threadIdx.x;
+  if (t < count) out[t] = keys[at[t]];
+}
+__global__ void scatter_keys(const uint64_t* keys, const uint32_t* at, uint32_t count,
+                             uint64_t* out) {
+  const uint32_t t = blockIdx.x * kThreads + threadIdx.x;
+  if (t < count) out[at[t]] = keys[t];
 }
 
 // A sorted round as settling reads it: 64-bit keys whose low `shift` bits hold the
@@ -167,11 +217,13 @@ struct SortedRound {
 // hands an integer from tile to tile in one step, where a struct takes a slower path.
 using Settled = uint64_t;
 
-// What the host reads back after each settle: the scan's total and, from the first sort
-// on, the batch's alphabet ({base, digits}, number_alphabet's): one copy for both.
+// What the host reads back after each settle: the scan's total, from the first sort on
+// the batch's alphabet ({base, digits}, number_alphabet's), and how many of the kept
+// rotations the next round radix-sorts: one copy for all.
 struct Readback {
   Settled tail;
   uint32_t alphabet[2];
+  uint32_t big[kBigCounters];  // rotations kept in groups of over kSmallGroup
 };
 
 __device__ Settled settled(uint32_t head, bool kept) { return uint64_t(head) << 32 | kept; }
@@ -193,6 +245,7 @@ struct Round {
   uint8_t *last, *periodic;
   uint32_t* orig_ptr;
   uint64_t* active;
+  uint32_t* big;
 
   __device__ uint32_t sorted_pos(uint32_t k) const { return pos ? pos[k] : k; }
   __device__ bool single(uint32_t k) const {
@@ -239,6 +292,10 @@ struct SettleOutput {
       r.periodic[b] = 1;
     } else {
       r.active[kept_of(v) - 1] = pack_active(head, p, j);
+      // A group's last rotation counts it where the next round radix-sorts it.
+      const uint32_t size = p - head + 1;
+      if ((k + 1 == r.m || r.sorted.head(k + 1)) && size > kSmallGroup)
+        atomicAdd(&r.big[k % kBigCounters], size);
     }
     if (k + 1 == r.m) *tail = v;
   }
@@ -260,6 +317,11 @@ struct GpuBwt::Impl {
   // writes the new active set into the half the sorted keys are not in.
   uint64_t* keys[2];
   uint32_t *start, *orig_ptr, *rank, *pos;
+  // A round's big groups: which keys are in one, where those lie, their keys gathered for
+  // the radix sort, and how many (the select's count; the host knows it already).
+  uint8_t* in_big;
+  uint32_t *big_at, *big_count;
+  uint64_t* big_keys;
   Readback* readback;
   // The batch's alphabet: bytes seen and their numbers (digits).
   uint32_t *seen, *code;
@@ -294,6 +356,12 @@ struct GpuBwt::Impl {
         cub::DeviceRadixSort::SortKeys(scratch, bytes, k, m, begin_bit, end_bit, stream));
     return bytes;
   }
+  size_t select_big(uint32_t m, void* scratch) {
+    size_t bytes = temp_bytes;
+    CUDA_CHECK(cub::DeviceSelect::Flagged(scratch, bytes, thrust::counting_iterator<uint32_t>(0),
+                                          in_big, big_at, big_count, m, stream));
+    return bytes;
+  }
   size_t settle_scan(const Round& r, void* scratch) {
     size_t bytes = temp_bytes;
     CUDA_CHECK(cub::DeviceScan::InclusiveScan(
@@ -307,8 +375,8 @@ struct GpuBwt::Impl {
   // `active`.
   Round round(SortedRound sorted, const uint32_t* positions, uint32_t m, uint32_t covered,
               uint32_t shortest, uint64_t* active) {
-    return Round{sorted, positions, m,        covered,  shortest, text,   rank,
-                 last,   periodic,  orig_ptr, active};
+    return Round{sorted, positions, m,        covered,  shortest,        text,  rank,
+                 last,   periodic,  orig_ptr, active, readback->big};
   }
   void read_back() {
     CUDA_CHECK(
@@ -340,6 +408,10 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.last = g.mem.device<uint8_t>(n);
   g.rank = g.mem.device<uint32_t>(n);
   g.pos = g.mem.device<uint32_t>(n);
+  g.in_big = g.mem.device<uint8_t>(n);
+  g.big_at = g.mem.device<uint32_t>(n);
+  g.big_count = g.mem.device<uint32_t>(1);
+  g.big_keys = g.mem.device<uint64_t>(n);
   g.readback = g.mem.device<Readback>(1);
   g.seen = g.mem.device<uint32_t>(256);
   CUDA_CHECK(cudaMemsetAsync(g.seen, 0, 256 * sizeof(uint32_t), g.stream));
@@ -366,7 +438,8 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   const uint32_t m = uint32_t(n);
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
   const Round largest = g.round(SortedRound{}, g.pos, m, 0, 0, g.keys[0]);
-  g.temp_bytes = std::max(g.radix_sort(k, m, 0, 64, nullptr), g.settle_scan(largest, nullptr));
+  g.temp_bytes = std::max({g.radix_sort(k, m, 0, 64, nullptr), g.settle_scan(largest, nullptr),
+                           g.select_big(m, nullptr)});
   g.temp = g.mem.device<uint8_t>(g.temp_bytes);
 }
 
@@ -429,7 +502,8 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   if (may_span) g.read_back();
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
   initial_keys<<<grid_for(total), kThreads, 0, g.stream>>>(g.text, g.start, nb, total, g.code,
-                                                           alphabet, bits, shift, k.Current());
+                                                           alphabet, bits, shift, k.Current(),
+                                                           g.readback->big);
   CUDA_CHECK(cudaGetLastError());
   g.radix_sort(k, total, shift, 64, g.temp);
   uint64_t* active = k.Alternate();
@@ -442,23 +516,46 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   g.stats.keys_sorted = total;
   g.stats.first_seconds = seconds();
 
-  // Doubling rounds: the active set sorted on (group, rank h further on).
+  // Doubling rounds: the active set sorted on (group, rank h further on), the radix sort
+  // taking only the keys of big groups, and all keys where over 3/4 are (gathering and
+  // putting back the keys then costs more than the small groups save).
   const int end_bit = 2 * shift + bit_width(total - 1);
   while (m > 0) {
     g.stats.rounds++;
     g.stats.keys_sorted += m;
+    uint32_t big = 0;
+    for (uint32_t c : g.h_readback->big) big += c;
     const uint32_t h = covered;
     covered *= 2;
     uint64_t* keys = active == g.keys[0] ? g.keys[1] : g.keys[0];
     doubling_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.start, nb, h,
-                                                         shift, keys, g.pos);
+                                                         shift, keys, g.pos, g.readback->big);
     CUDA_CHECK(cudaGetLastError());
-    // The active set was read: its buffer is the sort's other half.
-    cub::DoubleBuffer<uint64_t> k64(keys, active);
-    g.radix_sort(k64, m, shift, end_bit, g.temp);
-    active = k64.Alternate();
-    m = g.settle_round(g.round(SortedRound{k64.Current(), shift, 2 * shift, true, g.start, nb},
-                               g.pos, m, covered, shortest, active));
+    // The active set was read: its buffer is free for the sorted keys.
+    uint64_t* sorted = active;
+    if (big > m / 4 * 3) {
+      cub::DoubleBuffer<uint64_t> k64(keys, active);
+      g.radix_sort(k64, m, shift, end_bit, g.temp);
+      sorted = k64.Current();
+    } else {
+      sort_small_groups<<<grid_for(m), kThreads, 0, g.stream>>>(keys, g.pos, m, shift,
+                                                               kSmallGroup, sorted, g.in_big);
+      CUDA_CHECK(cudaGetLastError());
+      if (big > 0) {
+        g.select_big(m, g.temp);
+        gather_keys<<<grid_for(big), kThreads, 0, g.stream>>>(keys, g.big_at, big, g.big_keys);
+        CUDA_CHECK(cudaGetLastError());
+        // The round's keys are all read: their buffer is the radix sort's other half.
+        cub::DoubleBuffer<uint64_t> kb(g.big_keys, keys);
+        g.radix_sort(kb, big, shift, end_bit, g.temp);
+        scatter_keys<<<grid_for(big), kThreads, 0, g.stream>>>(kb.Current(), g.big_at, big,
+                                                              sorted);
+        CUDA_CHECK(cudaGetLastError());
+      }
+    }
+    active = sorted == g.keys[0] ? g.keys[1] : g.keys[0];
+    m = g.settle_round(g.round(SortedRound{sorted, shift, 2 * shift, true, g.start, nb}, g.pos,
+                               m, covered, shortest, active));
   }
 
   if (move_to_front) {
