@@ -7,8 +7,9 @@
 // batch, the bytes as digits in the batch's alphabet (more of them where it is small);
 // each doubling round sorts the rotations still in groups on (rank[i], rank[i+h]).
 // Both sorts move 64-bit keys alone, the rotation's position in its block carried in the
-// low bits. A round radix-sorts only the rotations of big groups: each small group is
-// sorted where it lies, a rotation's place found by counting its group's smaller keys.
+// low bits. Where most rotations of a round are in small groups, those are sorted where
+// they lie (a rotation's place found by counting its group's smaller keys) and the radix
+// sort takes only the keys of big groups.
 // A rotation alone in its group is final: its L byte and, for i = start[b], origPtr are
 // written right away and it leaves the active set (singleton elimination).
 // A group that survives to a prefix of n bytes holds equal rotations: the block is
@@ -150,18 +151,21 @@ __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t
 // A round's keys (doubling_keys', in the active set's order: groups whole, in order) put
 // in order where their group is small: a key's place is its group's start plus the
 // number of the group's keys below it (keys are distinct: they end in the position).
-// Keys of bigger groups are only marked (big[k] = 1), for the radix sort.
+// Keys of bigger groups are only marked (in_big[k] = 1), for the radix sort; in_big is
+// null where the round has none.
 __global__ void sort_small_groups(const uint64_t* __restrict__ keys, const uint32_t* pos,
                                   uint32_t m, int shift, uint32_t most, uint64_t* sorted,
-                                  uint8_t* big) {
+                                  uint8_t* in_big) {
   const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= m) return;
   const uint64_t key = keys[k];
   const uint32_t group = uint32_t(key >> 2 * shift);
   const uint32_t first = k - (pos[k] - group);
-  const bool is_big = first + most < m && uint32_t(keys[first + most] >> 2 * shift) == group;
-  big[k] = is_big;
-  if (is_big) return;
+  if (in_big) {
+    const bool big = first + most < m && uint32_t(keys[first + most] >> 2 * shift) == group;
+    in_big[k] = big;
+    if (big) return;
+  }
   uint32_t below = 0;
   for (uint32_t j = first; j < m; j++) {
     const uint64_t other = keys[j];
@@ -199,6 +203,8 @@ struct SortedRound {
     return k == 0 || keys[k] >> shift != keys[k - 1] >> shift;
   }
   __device__ uint32_t block(uint32_t k) const {
+    // A batch of one block has no id bits: block_shift is 64.
+    if (block_shift >= 64) return 0;
     uint32_t above = uint32_t(keys[k] >> block_shift);
     return by_rank ? block_of(start, nblocks, above) : above;
   }
@@ -218,12 +224,14 @@ struct SortedRound {
 using Settled = uint64_t;
 
 // What the host reads back after each settle: the scan's total, from the first sort on
-// the batch's alphabet ({base, digits}, number_alphabet's), and how many of the kept
-// rotations the next round radix-sorts: one copy for all.
+// the batch's alphabet ({base, digits}, number_alphabet's), how many of the kept
+// rotations are in big groups, and how many keys of big groups the round's select found
+// (the same, or the round's keys were put in the wrong places): one copy for all.
 struct Readback {
   Settled tail;
   uint32_t alphabet[2];
   uint32_t big[kBigCounters];  // rotations kept in groups of over kSmallGroup
+  uint32_t selected;           // keys of big groups the round's select found
 };
 
 __device__ Settled settled(uint32_t head, bool kept) { return uint64_t(head) << 32 | kept; }
@@ -313,14 +321,15 @@ struct GpuBwt::Impl {
 
   uint8_t *text, *last, *periodic;
   // keys[]: sort keys and the packed active set. A round's keys go into the one the
-  // active set is not in, and the active set's becomes the sort's other half; settling
-  // writes the new active set into the half the sorted keys are not in.
+  // active set is not in, and the sorted keys into either (the radix sort's choice, or
+  // the active set's where small groups are sorted in place); settling writes the new
+  // active set into the half the sorted keys are not in.
   uint64_t* keys[2];
   uint32_t *start, *orig_ptr, *rank, *pos;
-  // A round's big groups: which keys are in one, where those lie, their keys gathered for
-  // the radix sort, and how many (the select's count; the host knows it already).
+  // A round's big groups: which keys are in one, where those lie, and their keys gathered
+  // for the radix sort.
   uint8_t* in_big;
-  uint32_t *big_at, *big_count;
+  uint32_t* big_at;
   uint64_t* big_keys;
   Readback* readback;
   // The batch's alphabet: bytes seen and their numbers (digits).
@@ -359,7 +368,7 @@ struct GpuBwt::Impl {
   size_t select_big(uint32_t m, void* scratch) {
     size_t bytes = temp_bytes;
     CUDA_CHECK(cub::DeviceSelect::Flagged(scratch, bytes, thrust::counting_iterator<uint32_t>(0),
-                                          in_big, big_at, big_count, m, stream));
+                                          in_big, big_at, &readback->selected, m, stream));
     return bytes;
   }
   size_t settle_scan(const Round& r, void* scratch) {
@@ -410,7 +419,6 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.pos = g.mem.device<uint32_t>(n);
   g.in_big = g.mem.device<uint8_t>(n);
   g.big_at = g.mem.device<uint32_t>(n);
-  g.big_count = g.mem.device<uint32_t>(1);
   g.big_keys = g.mem.device<uint64_t>(n);
   g.readback = g.mem.device<Readback>(1);
   g.seen = g.mem.device<uint32_t>(256);
@@ -533,15 +541,17 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     CUDA_CHECK(cudaGetLastError());
     // The active set was read: its buffer is free for the sorted keys.
     uint64_t* sorted = active;
+    bool selected = false;
     if (big > m / 4 * 3) {
       cub::DoubleBuffer<uint64_t> k64(keys, active);
       g.radix_sort(k64, m, shift, end_bit, g.temp);
       sorted = k64.Current();
     } else {
-      sort_small_groups<<<grid_for(m), kThreads, 0, g.stream>>>(keys, g.pos, m, shift,
-                                                               kSmallGroup, sorted, g.in_big);
+      sort_small_groups<<<grid_for(m), kThreads, 0, g.stream>>>(
+          keys, g.pos, m, shift, kSmallGroup, sorted, big > 0 ? g.in_big : nullptr);
       CUDA_CHECK(cudaGetLastError());
       if (big > 0) {
+        selected = true;
         g.select_big(m, g.temp);
         gather_keys<<<grid_for(big), kThreads, 0, g.stream>>>(keys, g.big_at, big, g.big_keys);
         CUDA_CHECK(cudaGetLastError());
@@ -556,6 +566,9 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     active = sorted == g.keys[0] ? g.keys[1] : g.keys[0];
     m = g.settle_round(g.round(SortedRound{sorted, shift, 2 * shift, true, g.start, nb}, g.pos,
                                m, covered, shortest, active));
+    // The settle counts big groups as sort_small_groups finds them: a mismatch would be a
+    // bug, and the batch goes back to the CPU.
+    if (selected && g.h_readback->selected != big) throw GpuError("big groups miscounted");
   }
 
   if (move_to_front) {

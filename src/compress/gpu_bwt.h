@@ -55,7 +55,7 @@ class GpuBwt {
     uint64_t bytes = 0;          // in the batch
     int first_key_bytes = 0;     // leading bytes the first sort ranks by
     int rounds = 0;              // doubling rounds after the first sort
-    uint64_t keys_sorted = 0;    // over all sorts, the first included
+    uint64_t keys_sorted = 0;    // over all rounds, the first sort included, small groups too
     double first_seconds = 0;    // upload and first sort, until its active count is known
     double total_seconds = 0;    // the whole call
   };
