@@ -163,6 +163,24 @@ static void test_gpu_bwt() {
       }
     check_batch(gpu, small, "alphabet " + alphabet);
   }
+  // Groups of every size around the largest a round sorts in place (64) in one batch,
+  // beside blocks of big groups: c copies of a random chunk, each with a byte changed at
+  // its own place, keep their rotations in groups of c for a few rounds, then part.
+  std::vector<std::vector<uint8_t>> copies;
+  std::mt19937 rng(64);
+  for (size_t c : {2, 9, 63, 64, 65, 66, 130}) {
+    std::vector<uint8_t> chunk(5000), b;
+    for (uint8_t& x : chunk) x = uint8_t(rng());
+    for (size_t i = 0; i < c; i++) {
+      b.insert(b.end(), chunk.begin(), chunk.end());
+      b[b.size() - chunk.size() + i * 7919 % chunk.size()] ^= 1;
+    }
+    copies.push_back(std::move(b));
+  }
+  copies.push_back(generate("fibonacci", 300000, 1));
+  copies.push_back(generate("text", 300000, 1));
+  check_batch(gpu, copies, "groups around 64");
+
   // Batches of short blocks alone, whose keys hold up to 63 bytes.
   check_batch(gpu, {{'a'}}, "one byte");
   check_batch(gpu, {{'a'}, {'b', 'a'}, {'a', 'b', 'a'}}, "three short blocks");
