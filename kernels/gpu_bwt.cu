@@ -384,8 +384,8 @@ struct GpuBwt::Impl {
   // `active`.
   Round round(SortedRound sorted, const uint32_t* positions, uint32_t m, uint32_t covered,
               uint32_t shortest, uint64_t* active) {
-    return Round{sorted, positions, m,        covered,  shortest,        text,  rank,
-                 last,   periodic,  orig_ptr, active, readback->big};
+    return Round{sorted, positions, m,        covered,  shortest, text,
+                 rank,   last,      periodic, orig_ptr, active,   readback->big};
   }
   void read_back() {
     CUDA_CHECK(
@@ -509,9 +509,8 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   const bool may_span = shortest <= uint32_t(kMaxKeyBits);
   if (may_span) g.read_back();
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
-  initial_keys<<<grid_for(total), kThreads, 0, g.stream>>>(g.text, g.start, nb, total, g.code,
-                                                           alphabet, bits, shift, k.Current(),
-                                                           g.readback->big);
+  initial_keys<<<grid_for(total), kThreads, 0, g.stream>>>(
+      g.text, g.start, nb, total, g.code, alphabet, bits, shift, k.Current(), g.readback->big);
   CUDA_CHECK(cudaGetLastError());
   g.radix_sort(k, total, shift, 64, g.temp);
   uint64_t* active = k.Alternate();
