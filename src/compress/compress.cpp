@@ -54,11 +54,11 @@ uint64_t gpu_worth_bytes(int threads) {
 
 // Each GPU after the first opens once the first's lanes are open, and only for a file
 // with this much more to sort. Beside one, a second sorts what the reader cuts beyond
-// the first's 2 GB/s, up to about 3 GB/s, but costs its opening and its memory. On 2
-// H200s + 32 cores, silesia -9, it paid at 1.3 GB in most calls (same binary, both
-// devices visible, medians of 8: 1.04 / 1.11 s after 3 s idle, 0.94 / 1.21 back to
-// back), at 327-800 MB it did not (kernels/NOTES.md, session 19).
-constexpr double kSortBytesPerGpu = 1e9;
+// the first's rate, but costs its opening, the driver's start of a second device and its
+// memory. On 2 H200s + 32 cores, silesia -9, medians, one GPU against two: 1.3 GB
+// 0.887 / 0.993 s, 5.2 GB 2.579 / 2.234 s; two pay from about 2.3 GB (kernels/NOTES.md,
+// session 26; from 1 GB before the GPU sorted small groups in place).
+constexpr double kSortBytesPerGpu = 2.5e9;
 
 int gpus_for(double sort_bytes) { return 1 + int(std::min(sort_bytes / kSortBytesPerGpu, 64.0)); }
 

@@ -252,13 +252,13 @@ TEST_CASE("the GPUs shown to the driver: the first of those it would show", "[th
   CHECK(first_gpus("", 1).empty());  // none visible stays none
 }
 
-TEST_CASE("compression opens one GPU up to 1 GB to sort, a further one each GB more",
+TEST_CASE("compression opens one GPU up to 2.5 GB to sort, a further one each 2.5 GB more",
           "[threads]") {
   CHECK(gpbzip2::most_compress_gpus(0) == 1);  // a pipe
-  CHECK(gpbzip2::most_compress_gpus(700'000'000) == 1);
+  CHECK(gpbzip2::most_compress_gpus(1'900'000'000) == 1);
   // Runs of four bytes grow by a quarter in bzip2's first run-length coding.
-  CHECK(gpbzip2::most_compress_gpus(900'000'000) == 2);
-  CHECK(gpbzip2::most_compress_gpus(1'700'000'000) == 3);
+  CHECK(gpbzip2::most_compress_gpus(2'100'000'000) == 2);
+  CHECK(gpbzip2::most_compress_gpus(4'100'000'000) == 3);
 }
 
 TEST_CASE("indices name the first GPUs only on a host of one model without MIG instances",
