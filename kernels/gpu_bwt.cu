@@ -154,15 +154,15 @@ __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t
 // Keys of bigger groups are only marked (in_big[k] = 1), for the radix sort; in_big is
 // null where the round has none.
 __global__ void sort_small_groups(const uint64_t* __restrict__ keys, const uint32_t* pos,
-                                  uint32_t m, int shift, uint32_t most, uint64_t* sorted,
-                                  uint8_t* in_big) {
+                                  uint32_t m, int shift, uint64_t* sorted, uint8_t* in_big) {
   const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= m) return;
   const uint64_t key = keys[k];
   const uint32_t group = uint32_t(key >> 2 * shift);
   const uint32_t first = k - (pos[k] - group);
   if (in_big) {
-    const bool big = first + most < m && uint32_t(keys[first + most] >> 2 * shift) == group;
+    const bool big =
+        first + kSmallGroup < m && uint32_t(keys[first + kSmallGroup] >> 2 * shift) == group;
     in_big[k] = big;
     if (big) return;
   }
@@ -547,7 +547,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
       sorted = k64.Current();
     } else {
       sort_small_groups<<<grid_for(m), kThreads, 0, g.stream>>>(
-          keys, g.pos, m, shift, kSmallGroup, sorted, big > 0 ? g.in_big : nullptr);
+          keys, g.pos, m, shift, sorted, big > 0 ? g.in_big : nullptr);
       CUDA_CHECK(cudaGetLastError());
       if (big > 0) {
         selected = true;

@@ -347,10 +347,16 @@ GPBZIP2_AVX512 __attribute__((flatten)) SymbolStats move_to_front_avx512(const u
 
 // MtfList512 where the CPU has it (on the 2-core AMD the whole encoder's time fell by a
 // quarter), else the SSE2 list.
+#ifdef __x86_64__
+bool has_list512() {
+  static const bool avx512 = cpu::has_avx512_vbmi();
+  return avx512;
+}
+#endif
+
 SymbolStats move_to_front(const uint8_t* last, int32_t n, bool* in_use, uint16_t* out) {
 #ifdef __x86_64__
-  static const bool avx512 = cpu::has_avx512_vbmi();
-  if (avx512) return move_to_front_avx512(last, n, in_use, out);
+  if (has_list512()) return move_to_front_avx512(last, n, in_use, out);
 #endif
   return move_to_front<MtfList>(last, n, in_use, out);
 }
@@ -494,8 +500,7 @@ SymbolStats move_to_front_shared(const uint8_t* last, int32_t n, bool* in_use, u
     uint16_t* const to = out + offset[k];
     uint16_t* end;
 #ifdef __x86_64__
-    static const bool avx512 = cpu::has_avx512_vbmi();
-    if (avx512)
+    if (has_list512())
       end = code_stretch_avx512(last, n, first, order, fresh, unused_below, s, to);
     else
 #endif
@@ -625,7 +630,7 @@ uint64_t choose_tables(const uint16_t* mtf, const SymbolStats& st, int groups, i
   struct RangeCounts {
     TableCounts f;
   };
-  std::vector<RangeCounts> range_freq(ranges);
+  std::vector<RangeCounts> range_freq(team ? ranges : 0);
   uint64_t bits = 0;
   for (int iter = 0; iter < format::kTableIterations; iter++) {
     CostLanes cost_of[kMaxAlphaSize];
