@@ -5,7 +5,9 @@
 // sorted position of the first member of its group (rotations with an equal prefix of
 // the length sorted so far). The first sort keys on (b, leading bytes) over the whole
 // batch, the bytes as digits in the batch's alphabet (more of them where it is small);
-// each doubling round sorts the rotations still in groups on (rank[i], rank[i+h]).
+// each doubling round sorts the rotations still in groups on (rank[i], rank[i+h]), or,
+// where the batch has few groups (long repeats), on dense numbers of the ranks i, i+h,
+// ... i+(t-1)h, t up to 4, in a key no longer.
 // Both sorts move 64-bit keys alone, the rotation's position in its block carried in the
 // low bits. Where most rotations of a round are in small groups, those are sorted where
 // they lie (a rotation's place found by counting its group's smaller keys) and the radix
@@ -49,6 +51,10 @@ constexpr uint32_t kSmallGroup = 64;
 // The settle adds up the rotations in bigger groups over this many counters, so that
 // few of its atomic additions meet on one word.
 constexpr int kBigCounters = 32;
+// A round on dense numbers sorts at most this many ranks' worth of prefix at once.
+constexpr int kMaxTuple = 4;
+// Rounds of a batch that may have fewer groups than this look for dense numbers.
+constexpr uint32_t kFewGroups = 1u << 17;
 
 // The batch's alphabet: which byte values occur (seen[c] set to 1), 16 bytes a load.
 // Each lane of a warp marks its own copy, so that no two lanes' writes share a bank.
@@ -127,6 +133,15 @@ __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_
 __device__ uint64_t pack_active(uint32_t rank, uint32_t pos, uint32_t in_block) {
   return uint64_t(rank) << (2 * kBlockBits) | uint64_t(pos - rank) << kBlockBits | in_block;
 }
+struct Active {
+  uint32_t group, past, in_block;  // rank, sorted position less it, position in the block
+  __device__ explicit Active(uint64_t e) {
+    const uint32_t mask = (uint32_t(1) << kBlockBits) - 1;
+    group = uint32_t(e >> (2 * kBlockBits));
+    past = uint32_t(e >> kBlockBits) & mask;
+    in_block = uint32_t(e) & mask;
+  }
+};
 
 // Key of an active rotation for the round that doubles the sorted prefix from h to 2h:
 // its group (its rank), the rank h further on (local to the block) and, unsorted below,
@@ -138,14 +153,56 @@ __global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t
   // The host has read the last settle's counts: this round's settle adds up new ones.
   if (k < kBigCounters) big[k] = 0;
   if (k >= m) return;
-  const uint64_t e = packed[k];
-  const uint32_t mask = (uint32_t(1) << kBlockBits) - 1;
-  const uint32_t group = uint32_t(e >> (2 * kBlockBits)), in_block = uint32_t(e) & mask;
-  uint32_t b = block_of(start, nblocks, group);
-  uint32_t s = start[b], n = start[b + 1] - s, j = in_block + h;
+  const Active a(packed[k]);
+  uint32_t b = block_of(start, nblocks, a.group);
+  uint32_t s = start[b], n = start[b + 1] - s, j = a.in_block + h;
   if (j >= n) j -= n;
-  keys[k] = (uint64_t(group) << shift | (rank[s + j] - s)) << shift | in_block;
-  pos[k] = group + (uint32_t(e >> kBlockBits) & mask);
+  keys[k] = (uint64_t(a.group) << shift | (rank[s + j] - s)) << shift | a.in_block;
+  pos[k] = a.group + a.past;
+}
+
+// Dense group numbers. Every sorted position is a rank (a final rotation's, or its group's
+// first) but those of an active group past its first: flags set to 1 over the batch,
+// cleared here at those, and summed before each position give every rank a number, in
+// order. (A periodic block's dropped groups keep numbers no rank uses: the order holds.)
+__global__ void clear_inner(const uint64_t* packed, uint32_t m, uint8_t* flags) {
+  const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k >= m) return;
+  const Active a(packed[k]);
+  if (a.past) flags[a.group + a.past] = 0;
+}
+
+// The most numbers one block's range of sorted positions has.
+__global__ void most_in_block(const uint32_t* dense, const uint32_t* start, uint32_t nblocks,
+                              uint32_t* most) {
+  const uint32_t b = blockIdx.x * kThreads + threadIdx.x;
+  if (b < nblocks) atomicMax(most, dense[start[b + 1]] - dense[start[b]]);
+}
+
+// Key of an active rotation for a round that sorts the prefix from h to t * h at once:
+// the dense number of its group, those of the ranks h, 2h, ... (t - 1) h further on
+// counted from its block's first (`bits` each), and its position in the block below
+// them. Where a batch has few groups (long repeats' first rounds) such a key is shorter
+// than doubling_keys' and sorts further.
+__global__ void tuple_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
+                           const uint32_t* dense, const uint32_t* start, uint32_t nblocks,
+                           uint32_t h, int t, int bits, int shift, uint64_t* keys,
+                           uint32_t* pos, uint32_t* big) {
+  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  if (k < kBigCounters) big[k] = 0;
+  if (k >= m) return;
+  const Active a(packed[k]);
+  uint32_t b = block_of(start, nblocks, a.group);
+  uint32_t s = start[b], n = start[b + 1] - s, j = a.in_block;
+  const uint32_t first = dense[s];
+  uint64_t key = dense[a.group];
+  for (int c = 1; c < t; c++) {
+    j += h;  // h < n: the block is longer than the prefix sorted so far
+    if (j >= n) j -= n;
+    key = key << bits | (dense[rank[s + j]] - first);
+  }
+  keys[k] = key << shift | a.in_block;
+  pos[k] = a.group + a.past;
 }
 
 // A round's keys (doubling_keys', in the active set's order: groups whole, in order) put
@@ -190,23 +247,27 @@ __global__ void scatter_keys(const uint64_t* keys, const uint32_t* at, uint32_t 
 }
 
 // A sorted round as settling reads it: 64-bit keys whose low `shift` bits hold the
-// rotation's position in its block, and whose bits from `block_shift` up name the block:
-// its id (first sort), or (by_rank, doubling rounds) a position in it, the group's rank
-// before the round. Equal keys above the low bits form a group.
+// rotation's position in its block. Equal keys above the low bits form a group. The
+// first sort's keys hold the block's id from `block_shift` up, and the k-th key is at
+// sorted position k; a doubling round's sorted positions are in `pos`, which also tells
+// the block (a block's rotations keep to its range), and its keys hold the group's rank
+// before the round from `block_shift` up (by_rank; not where the round numbers groups
+// densely).
 struct SortedRound {
   const uint64_t* keys;
   int shift, block_shift;
   bool by_rank;
   const uint32_t* start;
   uint32_t nblocks;
+  const uint32_t* pos;
   __device__ bool head(uint32_t k) const {
     return k == 0 || keys[k] >> shift != keys[k - 1] >> shift;
   }
+  __device__ uint32_t sorted_pos(uint32_t k) const { return pos ? pos[k] : k; }
   __device__ uint32_t block(uint32_t k) const {
+    if (pos) return block_of(start, nblocks, pos[k]);
     // A batch of one block has no id bits: block_shift is 64.
-    if (block_shift >= 64) return 0;
-    uint32_t above = uint32_t(keys[k] >> block_shift);
-    return by_rank ? block_of(start, nblocks, above) : above;
+    return block_shift >= 64 ? 0 : uint32_t(keys[k] >> block_shift);
   }
   __device__ uint32_t in_block(uint32_t k) const {
     return uint32_t(keys[k] & ((uint64_t(1) << shift) - 1));
@@ -232,6 +293,8 @@ struct Readback {
   uint32_t alphabet[2];
   uint32_t big[kBigCounters];  // rotations kept in groups of over kSmallGroup
   uint32_t selected;           // keys of big groups the round's select found
+  uint32_t groups;             // numbers of ranks (count_groups), in the batch
+  uint32_t groups_in_block;    // and the most in one block
 };
 
 __device__ Settled settled(uint32_t head, bool kept) { return uint64_t(head) << 32 | kept; }
@@ -246,7 +309,6 @@ struct CombineSettled {
 
 struct Round {
   SortedRound sorted;
-  const uint32_t* pos;  // sorted position of the k-th key; null: k itself
   uint32_t m, covered, shortest;
   const uint8_t* text;
   uint32_t* rank;
@@ -255,7 +317,7 @@ struct Round {
   uint64_t* active;
   uint32_t* big;
 
-  __device__ uint32_t sorted_pos(uint32_t k) const { return pos ? pos[k] : k; }
+  __device__ uint32_t sorted_pos(uint32_t k) const { return sorted.sorted_pos(k); }
   __device__ bool single(uint32_t k) const {
     return sorted.head(k) && (k + 1 == m || sorted.head(k + 1));
   }
@@ -307,6 +369,10 @@ struct SettleOutput {
     }
     if (k + 1 == r.m) *tail = v;
   }
+};
+
+struct Widen {
+  __device__ uint32_t operator()(uint8_t x) const { return x; }
 };
 
 }  // namespace
@@ -371,6 +437,30 @@ struct GpuBwt::Impl {
                                           in_big, big_at, &readback->selected, m, stream));
     return bytes;
   }
+  // Dense group numbers (clear_inner) for the batch's `total` sorted positions: the flags
+  // in in_big, the numbers in big_at (both free in a round that radix-sorts all its
+  // keys), how many there are and the most in one block in the readback.
+  size_t number_groups(uint32_t total, void* scratch) {
+    size_t bytes = temp_bytes;
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
+        scratch, bytes, thrust::make_transform_iterator(in_big, Widen{}), big_at, total + 1,
+        stream));
+    return bytes;
+  }
+  void count_groups(const uint64_t* active, uint32_t m, uint32_t total, uint32_t nb) {
+    CUDA_CHECK(cudaMemsetAsync(in_big, 1, total, stream));
+    CUDA_CHECK(cudaMemsetAsync(in_big + total, 0, 1, stream));
+    clear_inner<<<grid_for(m), kThreads, 0, stream>>>(active, m, in_big);
+    CUDA_CHECK(cudaGetLastError());
+    number_groups(total, temp);
+    CUDA_CHECK(cudaMemcpyAsync(&readback->groups, big_at + total, sizeof(uint32_t),
+                               cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(cudaMemsetAsync(&readback->groups_in_block, 0, sizeof(uint32_t), stream));
+    most_in_block<<<grid_for(nb), kThreads, 0, stream>>>(big_at, start, nb,
+                                                         &readback->groups_in_block);
+    CUDA_CHECK(cudaGetLastError());
+    read_back();
+  }
   size_t settle_scan(const Round& r, void* scratch) {
     size_t bytes = temp_bytes;
     CUDA_CHECK(cub::DeviceScan::InclusiveScan(
@@ -382,10 +472,10 @@ struct GpuBwt::Impl {
   }
   // A round for the rotations of `sorted` (m of them), writing the new active set to
   // `active`.
-  Round round(SortedRound sorted, const uint32_t* positions, uint32_t m, uint32_t covered,
-              uint32_t shortest, uint64_t* active) {
-    return Round{sorted, positions, m,        covered,  shortest, text,
-                 rank,   last,      periodic, orig_ptr, active,   readback->big};
+  Round round(SortedRound sorted, uint32_t m, uint32_t covered, uint32_t shortest,
+              uint64_t* active) {
+    return Round{sorted, m,        covered,  shortest, text,
+                 rank,   last,     periodic, orig_ptr, active, readback->big};
   }
   void read_back() {
     CUDA_CHECK(
@@ -417,8 +507,9 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.last = g.mem.device<uint8_t>(n);
   g.rank = g.mem.device<uint32_t>(n);
   g.pos = g.mem.device<uint32_t>(n);
-  g.in_big = g.mem.device<uint8_t>(n);
-  g.big_at = g.mem.device<uint32_t>(n);
+  // One more each for the dense numbers' total.
+  g.in_big = g.mem.device<uint8_t>(n + 1);
+  g.big_at = g.mem.device<uint32_t>(n + 1);
   g.big_keys = g.mem.device<uint64_t>(n);
   g.readback = g.mem.device<Readback>(1);
   g.seen = g.mem.device<uint32_t>(256);
@@ -445,9 +536,9 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   // One scratch area for all CUB calls, sized for the largest batch.
   const uint32_t m = uint32_t(n);
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
-  const Round largest = g.round(SortedRound{}, g.pos, m, 0, 0, g.keys[0]);
+  const Round largest = g.round(SortedRound{}, m, 0, 0, g.keys[0]);
   g.temp_bytes = std::max({g.radix_sort(k, m, 0, 64, nullptr), g.settle_scan(largest, nullptr),
-                           g.select_big(m, nullptr)});
+                           g.select_big(m, nullptr), g.number_groups(m, nullptr)});
   g.temp = g.mem.device<uint8_t>(g.temp_bytes);
 }
 
@@ -515,7 +606,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   g.radix_sort(k, total, shift, 64, g.temp);
   uint64_t* active = k.Alternate();
   uint32_t m = g.settle_round(
-      g.round(SortedRound{k.Current(), shift, shift + bits, false, g.start, nb}, nullptr, total,
+      g.round(SortedRound{k.Current(), shift, shift + bits, false, g.start, nb, nullptr}, total,
               may_span ? g.h_readback->alphabet[1] : 0, shortest, active));
   uint32_t covered = g.h_readback->alphabet[1];
   g.stats.first_key_bytes = int(covered);
@@ -527,23 +618,52 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   // taking only the keys of big groups, and all keys where over 3/4 are (gathering and
   // putting back the keys then costs more than the small groups save).
   const int end_bit = 2 * shift + bit_width(total - 1);
+  bool try_dense = true;
   while (m > 0) {
     g.stats.rounds++;
     g.stats.keys_sorted += m;
     uint32_t big = 0;
     for (uint32_t c : g.h_readback->big) big += c;
     const uint32_t h = covered;
-    covered *= 2;
     uint64_t* keys = active == g.keys[0] ? g.keys[1] : g.keys[0];
-    doubling_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.start, nb, h,
-                                                         shift, keys, g.pos, g.readback->big);
+    // Where nearly all keys are in big groups, the groups may be few enough to number
+    // densely: then t ranks (prefixes of t * h) fit a key in fewer bits than two.
+    int t = 2, group_bits = 0, dense_bits = 0;
+    // Groups number at least the final rotations and the small groups' share: numbering
+    // them costs a pass over the batch, so only where they may be few.
+    const uint32_t fewest = (total - m) + (m - big) / kSmallGroup;
+    if (try_dense && big > m / 4 * 3 && m > total / 2 && fewest < kFewGroups) {
+      g.count_groups(active, m, total, nb);
+      const int group_field = std::max(1, bit_width(g.h_readback->groups - 1));
+      const int field = std::max(1, bit_width(g.h_readback->groups_in_block - 1));
+      const int fit = std::min(kMaxTuple, 1 + (64 - shift - group_field) / field);
+      // Two ranks pay only where their key saves two radix passes.
+      auto passes = [](int key_bits) { return (key_bits + 7) / 8; };
+      if (fit > 2 || (fit == 2 && passes(group_field + field) + 2 <= passes(end_bit - shift))) {
+        t = fit;
+        group_bits = group_field;
+        dense_bits = field;
+      } else {
+        try_dense = false;  // groups only grow
+      }
+    }
+    covered *= uint32_t(t);
+    if (dense_bits) {
+      tuple_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.big_at, g.start,
+                                                        nb, h, t, dense_bits, shift, keys,
+                                                        g.pos, g.readback->big);
+    } else {
+      doubling_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.start, nb, h,
+                                                           shift, keys, g.pos, g.readback->big);
+    }
     CUDA_CHECK(cudaGetLastError());
     // The active set was read: its buffer is free for the sorted keys.
     uint64_t* sorted = active;
     bool selected = false;
     if (big > m / 4 * 3) {
       cub::DoubleBuffer<uint64_t> k64(keys, active);
-      g.radix_sort(k64, m, shift, end_bit, g.temp);
+      g.radix_sort(k64, m, shift, dense_bits ? shift + group_bits + (t - 1) * dense_bits : end_bit,
+                   g.temp);
       sorted = k64.Current();
     } else {
       sort_small_groups<<<grid_for(m), kThreads, 0, g.stream>>>(
@@ -563,8 +683,8 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
       }
     }
     active = sorted == g.keys[0] ? g.keys[1] : g.keys[0];
-    m = g.settle_round(g.round(SortedRound{sorted, shift, 2 * shift, true, g.start, nb}, g.pos,
-                               m, covered, shortest, active));
+    const SortedRound by{sorted, shift, 2 * shift, !dense_bits, g.start, nb, g.pos};
+    m = g.settle_round(g.round(by, m, covered, shortest, active));
     // The settle counts big groups as sort_small_groups finds them: a mismatch would be a
     // bug, and the batch goes back to the CPU.
     if (selected && g.h_readback->selected != big) throw GpuError("big groups miscounted");

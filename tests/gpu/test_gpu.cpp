@@ -16,6 +16,7 @@
 #include "generators.h"
 #include "common/gpu.h"
 #include "compress/gpu_bwt.h"
+#include "compress/perturb.h"
 #include "decompress/block_decoder.h"
 #include "decompress/gpu_inverse_bwt.h"
 
@@ -180,6 +181,20 @@ static void test_gpu_bwt() {
   copies.push_back(generate("fibonacci", 300000, 1));
   copies.push_back(generate("text", 300000, 1));
   check_batch(gpu, copies, "groups around 64");
+
+  // Long repeats with few groups, whose first rounds number the groups densely and sort
+  // three or four ranks at once: the words as the reader cuts them, plain and perturbed,
+  // and beside blocks of many groups, which a dense number must keep apart.
+  for (const std::string kind : {"fibonacci", "thue-morse", "periodic"}) {
+    auto blocks = cut_blocks(generate(kind, 5 * size_t(format::kMaxBlockBytes), 5), 9);
+    auto perturbed = blocks;
+    for (auto& b : perturbed) perturb_if_deep(b.data(), b.size());
+    check_batch(gpu, blocks, kind + " -9");
+    check_batch(gpu, perturbed, kind + " -9 perturbed");
+    perturbed.push_back(generate("text", 700000, 2));
+    perturbed.insert(perturbed.begin(), generate("binary", 400000, 2));
+    check_batch(gpu, perturbed, kind + " -9 perturbed, text and binary beside");
+  }
 
   // Batches of short blocks alone, whose keys hold up to 63 bytes.
   check_batch(gpu, {{'a'}}, "one byte");
