@@ -247,12 +247,11 @@ __global__ void scatter_keys(const uint64_t* keys, const uint32_t* at, uint32_t 
 }
 
 // A sorted round as settling reads it: 64-bit keys whose low `shift` bits hold the
-// rotation's position in its block. Equal keys above the low bits form a group. The
-// first sort's keys hold the block's id from `block_shift` up, and the k-th key is at
-// sorted position k; a doubling round's sorted positions are in `pos`, which also tells
-// the block (a block's rotations keep to its range), and its keys hold the group's rank
-// before the round from `block_shift` up (by_rank; not where the round numbers groups
-// densely).
+// rotation's position in its block. Equal keys above the low bits form a group, and the
+// bits from `block_shift` up tell the block: its id (first sort), or (by_rank, doubling
+// rounds) a position in it, the group's rank before the round. The first sort's k-th key
+// is at sorted position k, a doubling round's at pos[k]; a round on dense numbers finds
+// the block from that position (a block's rotations keep to its range).
 struct SortedRound {
   const uint64_t* keys;
   int shift, block_shift;
@@ -265,6 +264,7 @@ struct SortedRound {
   }
   __device__ uint32_t sorted_pos(uint32_t k) const { return pos ? pos[k] : k; }
   __device__ uint32_t block(uint32_t k) const {
+    if (by_rank) return block_of(start, nblocks, uint32_t(keys[k] >> block_shift));
     if (pos) return block_of(start, nblocks, pos[k]);
     // A batch of one block has no id bits: block_shift is 64.
     return block_shift >= 64 ? 0 : uint32_t(keys[k] >> block_shift);
@@ -660,7 +660,8 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     // The active set was read: its buffer is free for the sorted keys.
     uint64_t* sorted = active;
     bool selected = false;
-    if (big > m / 4 * 3) {
+    // Dense keys hold no rank for sort_small_groups: their rounds radix-sort every key.
+    if (dense_bits || big > m / 4 * 3) {
       cub::DoubleBuffer<uint64_t> k64(keys, active);
       g.radix_sort(k64, m, shift, dense_bits ? shift + group_bits + (t - 1) * dense_bits : end_bit,
                    g.temp);
