@@ -143,24 +143,6 @@ struct Active {
   }
 };
 
-// Key of an active rotation for the round that doubles the sorted prefix from h to 2h:
-// its group (its rank), the rank h further on (local to the block) and, unsorted below,
-// its position in the block: keys alone move a third fewer bytes than key-value pairs.
-__global__ void doubling_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
-                              const uint32_t* start, uint32_t nblocks, uint32_t h, int shift,
-                              uint64_t* keys, uint32_t* pos, uint32_t* big) {
-  uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  // The host has read the last settle's counts: this round's settle adds up new ones.
-  if (k < kBigCounters) big[k] = 0;
-  if (k >= m) return;
-  const Active a(packed[k]);
-  uint32_t b = block_of(start, nblocks, a.group);
-  uint32_t s = start[b], n = start[b + 1] - s, j = a.in_block + h;
-  if (j >= n) j -= n;
-  keys[k] = (uint64_t(a.group) << shift | (rank[s + j] - s)) << shift | a.in_block;
-  pos[k] = a.group + a.past;
-}
-
 // Dense group numbers. Every sorted position is a rank (a final rotation's, or its group's
 // first) but those of an active group past its first: flags set to 1 over the batch,
 // cleared here at those, and summed before each position give every rank a number, in
@@ -172,40 +154,62 @@ __global__ void clear_inner(const uint64_t* packed, uint32_t m, uint8_t* flags) 
   if (a.past) flags[a.group + a.past] = 0;
 }
 
-// The most numbers one block's range of sorted positions has.
-__global__ void most_in_block(const uint32_t* dense, const uint32_t* start, uint32_t nblocks,
-                              uint32_t* most) {
-  const uint32_t b = blockIdx.x * kThreads + threadIdx.x;
-  if (b < nblocks) atomicMax(most, dense[start[b + 1]] - dense[start[b]]);
+// How many numbers there are, and the most one block's range of sorted positions has.
+// One thread block.
+__global__ void count_numbers(const uint32_t* dense, const uint32_t* start, uint32_t nblocks,
+                              uint32_t total, uint32_t* groups, uint32_t* most_in_block) {
+  __shared__ uint32_t most;
+  if (threadIdx.x == 0) most = 0;
+  __syncthreads();
+  for (uint32_t b = threadIdx.x; b < nblocks; b += kThreads)
+    atomicMax(&most, dense[start[b + 1]] - dense[start[b]]);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    *groups = dense[total];
+    *most_in_block = most;
+  }
 }
 
-// Key of an active rotation for a round that sorts the prefix from h to t * h at once:
-// the dense number of its group, those of the ranks h, 2h, ... (t - 1) h further on
-// counted from its block's first (`bits` each), and its position in the block below
-// them. Where a batch has few groups (long repeats' first rounds) such a key is shorter
-// than doubling_keys' and sorts further.
-__global__ void tuple_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
-                           const uint32_t* dense, const uint32_t* start, uint32_t nblocks,
-                           uint32_t h, int t, int bits, int shift, uint64_t* keys,
-                           uint32_t* pos, uint32_t* big) {
+// A round's ranks as its keys hold them: the ranks themselves (sorted positions), or
+// their dense numbers (count_groups), which take fewer bits where groups are few.
+struct RankItself {
+  __device__ uint32_t operator()(uint32_t rank) const { return rank; }
+};
+struct DenseNumber {
+  const uint32_t* dense;
+  __device__ uint32_t operator()(uint32_t rank) const { return dense[rank]; }
+};
+
+// Key of an active rotation for a round that sorts the prefix from h to t * h: its
+// group's number, the numbers of the ranks h, 2h, ... (t - 1) h further on counted from
+// its block's first (`bits` each), and, unsorted below, its position in the block (keys
+// alone move a third fewer bytes than key-value pairs). A doubling round takes the ranks
+// themselves and t = 2; where a batch has few groups (long repeats' first rounds), dense
+// numbers fit t up to kMaxTuple in a key no longer.
+template <class Number>
+__global__ void round_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
+                           Number number, const uint32_t* start, uint32_t nblocks, uint32_t h,
+                           int t, int bits, int shift, uint64_t* keys, uint32_t* pos,
+                           uint32_t* big) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
+  // The host has read the last settle's counts: this round's settle adds up new ones.
   if (k < kBigCounters) big[k] = 0;
   if (k >= m) return;
   const Active a(packed[k]);
   uint32_t b = block_of(start, nblocks, a.group);
   uint32_t s = start[b], n = start[b + 1] - s, j = a.in_block;
-  const uint32_t first = dense[s];
-  uint64_t key = dense[a.group];
+  const uint32_t first = number(s);
+  uint64_t key = number(a.group);
   for (int c = 1; c < t; c++) {
     j += h;  // h < n: the block is longer than the prefix sorted so far
     if (j >= n) j -= n;
-    key = key << bits | (dense[rank[s + j]] - first);
+    key = key << bits | (number(rank[s + j]) - first);
   }
   keys[k] = key << shift | a.in_block;
   pos[k] = a.group + a.past;
 }
 
-// A round's keys (doubling_keys', in the active set's order: groups whole, in order) put
+// A doubling round's keys (round_keys', in the active set's order: groups whole, in order) put
 // in order where their group is small: a key's place is its group's start plus the
 // number of the group's keys below it (keys are distinct: they end in the position).
 // Keys of bigger groups are only marked (in_big[k] = 1), for the radix sort; in_big is
@@ -453,11 +457,8 @@ struct GpuBwt::Impl {
     clear_inner<<<grid_for(m), kThreads, 0, stream>>>(active, m, in_big);
     CUDA_CHECK(cudaGetLastError());
     number_groups(total, temp);
-    CUDA_CHECK(cudaMemcpyAsync(&readback->groups, big_at + total, sizeof(uint32_t),
-                               cudaMemcpyDeviceToDevice, stream));
-    CUDA_CHECK(cudaMemsetAsync(&readback->groups_in_block, 0, sizeof(uint32_t), stream));
-    most_in_block<<<grid_for(nb), kThreads, 0, stream>>>(big_at, start, nb,
-                                                         &readback->groups_in_block);
+    count_numbers<<<1, kThreads, 0, stream>>>(big_at, start, nb, total, &readback->groups,
+                                              &readback->groups_in_block);
     CUDA_CHECK(cudaGetLastError());
     read_back();
   }
@@ -648,14 +649,14 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
       }
     }
     covered *= uint32_t(t);
-    if (dense_bits) {
-      tuple_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.big_at, g.start,
-                                                        nb, h, t, dense_bits, shift, keys,
-                                                        g.pos, g.readback->big);
-    } else {
-      doubling_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, g.start, nb, h,
-                                                           shift, keys, g.pos, g.readback->big);
-    }
+    if (dense_bits)
+      round_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, DenseNumber{g.big_at},
+                                                        g.start, nb, h, t, dense_bits, shift,
+                                                        keys, g.pos, g.readback->big);
+    else
+      round_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, RankItself{}, g.start,
+                                                        nb, h, 2, shift, shift, keys, g.pos,
+                                                        g.readback->big);
     CUDA_CHECK(cudaGetLastError());
     // The active set was read: its buffer is free for the sorted keys.
     uint64_t* sorted = active;
