@@ -9,13 +9,15 @@
 // where the batch has few groups (long repeats), on dense numbers of the ranks i, i+h,
 // ... i+(t-1)h, t up to 4, in a key no longer.
 // Both sorts move 64-bit keys alone, the rotation's position in its block carried in the
-// low bits. Where most rotations of a round are in small groups, those are sorted where
-// they lie (a rotation's place found by counting its group's smaller keys) and the radix
-// sort takes only the keys of big groups.
+// low bits. Where most rotations of a round are in groups of up to a few thousand, small
+// groups are sorted where they lie (a rotation's place found by counting its group's
+// smaller keys), medium ones by a thread block each in shared memory, and the radix sort
+// takes only the keys of large groups.
 // A rotation alone in its group is final: its L byte and, for i = start[b], origPtr are
 // written right away and it leaves the active set (singleton elimination).
 // A group that survives to a prefix of n bytes holds equal rotations: the block is
 // periodic and goes back to the CPU, which reproduces bzip2's order for those.
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -24,6 +26,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 
@@ -48,9 +51,39 @@ constexpr int kMaxKeyBits = 63;
 // Groups of up to this many rotations are sorted where they lie, not by the radix sort
 // (32 to 256 alike on silesia, the tar and the hard inputs; 16 slower).
 constexpr uint32_t kSmallGroup = 64;
+// Bigger groups of up to kMediumGroup are sorted by one thread block each in shared
+// memory: their keys read and written once, where the radix sort makes six passes. A
+// perturbed binary word's middle rounds are groups of hundreds to a few thousand. Three
+// block shapes (shape_keys: the keys one sorts; 64, 256 and 512 threads), so that a group
+// of a hundred is not padded to thousands: 256, 1024 and 4096 were as fast as or faster
+// than 512, 2048 and 4096 and than 512 and 4096 (kernels/NOTES.md, session 28).
+constexpr int kShapes = 3;
+__host__ __device__ constexpr uint32_t shape_keys(int s) {
+  return s == 0 ? 256 : s == 1 ? 1024 : 4096;
+}
+constexpr uint32_t kMediumGroup = shape_keys(kShapes - 1);
 // The settle adds up the rotations in bigger groups over this many counters, so that
 // few of its atomic additions meet on one word.
 constexpr int kBigCounters = 32;
+
+// What the settle counts for the next round, and sort_small_groups' lists of medium groups.
+struct GroupCounts {
+  // Rotations kept in groups of over kSmallGroup ([0]), and over each shape's keys.
+  uint32_t over[kShapes + 1][kBigCounters];
+  uint32_t listed[kShapes];  // medium groups listed for each shape
+  // Cleared by the kernel that makes a round's keys, thread k, before the round's settle.
+  __device__ void clear(uint32_t k) {
+    if (k < kBigCounters)
+      for (auto& c : over) c[k] = 0;
+    if (k < kShapes) listed[k] = 0;
+  }
+  // Where a group of `size` over kSmallGroup ends: counts it (counter c) where it is.
+  __device__ void add(uint32_t size, uint32_t c) {
+    atomicAdd(&over[0][c], size);
+    for (int s = 0; s < kShapes; s++)
+      if (size > shape_keys(s)) atomicAdd(&over[s + 1][c], size);
+  }
+};
 // A round on dense numbers sorts at most this many ranks' worth of prefix at once.
 constexpr int kMaxTuple = 4;
 // Rounds of a batch that may have fewer groups than this look for dense numbers.
@@ -108,9 +141,9 @@ __global__ void number_alphabet(uint32_t* seen, int bits, uint32_t* code, uint32
 // position in the block (`shift` bits), which the sort carries along unsorted.
 __global__ void initial_keys(const uint8_t* text, const uint32_t* start, uint32_t nblocks,
                              uint32_t total, const uint32_t* code, const uint32_t* alphabet,
-                             int bits, int shift, uint64_t* keys, uint32_t* big) {
+                             int bits, int shift, uint64_t* keys, GroupCounts* counts) {
   __shared__ uint32_t digit[kThreads];
-  if (blockIdx.x == 0 && threadIdx.x < kBigCounters) big[threadIdx.x] = 0;
+  if (blockIdx.x == 0) counts->clear(threadIdx.x);
   digit[threadIdx.x] = code[threadIdx.x];
   __syncthreads();
   uint32_t i = blockIdx.x * kThreads + threadIdx.x;
@@ -190,10 +223,10 @@ template <class Number>
 __global__ void round_keys(const uint64_t* packed, uint32_t m, const uint32_t* rank,
                            Number number, const uint32_t* start, uint32_t nblocks, uint32_t h,
                            int t, int bits, int shift, uint64_t* keys, uint32_t* pos,
-                           uint32_t* big) {
+                           GroupCounts* counts) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   // The host has read the last settle's counts: this round's settle adds up new ones.
-  if (k < kBigCounters) big[k] = 0;
+  counts->clear(k);
   if (k >= m) return;
   const Active a(packed[k]);
   uint32_t b = block_of(start, nblocks, a.group);
@@ -212,20 +245,31 @@ __global__ void round_keys(const uint64_t* packed, uint32_t m, const uint32_t* r
 // A doubling round's keys (round_keys', in the active set's order: groups whole, in order) put
 // in order where their group is small: a key's place is its group's start plus the
 // number of the group's keys below it (keys are distinct: they end in the position).
-// Keys of bigger groups are only marked (in_big[k] = 1), for the radix sort; in_big is
-// null where the round has none.
+// Where the round has bigger groups (`bigger`), a medium group's first key lists it for
+// sort_medium_groups (`list`: one list of `list_room` entries a block shape), and keys of
+// large groups are marked (in_large[k] = 1) for the radix sort; in_large is null where
+// the round has none.
 __global__ void sort_small_groups(const uint64_t* __restrict__ keys, const uint32_t* pos,
-                                  uint32_t m, int shift, uint64_t* sorted, uint8_t* in_big) {
+                                  uint32_t m, int shift, uint64_t* sorted, bool bigger,
+                                  uint8_t* in_large, uint32_t* list, uint32_t list_room,
+                                  GroupCounts* counts) {
   const uint32_t k = blockIdx.x * kThreads + threadIdx.x;
   if (k >= m) return;
   const uint64_t key = keys[k];
   const uint32_t group = uint32_t(key >> 2 * shift);
   const uint32_t first = k - (pos[k] - group);
-  if (in_big) {
-    const bool big =
-        first + kSmallGroup < m && uint32_t(keys[first + kSmallGroup] >> 2 * shift) == group;
-    in_big[k] = big;
-    if (big) return;
+  if (bigger) {
+    auto in_group = [&](uint32_t at) { return at < m && uint32_t(keys[at] >> 2 * shift) == group; };
+    const bool large = in_group(first + kMediumGroup);
+    if (in_large) in_large[k] = large;
+    if (in_group(first + kSmallGroup)) {
+      if (!large && k == first) {
+        int shape = 0;
+        while (in_group(first + shape_keys(shape))) shape++;
+        list[shape * list_room + atomicAdd(&counts->listed[shape], 1)] = first;
+      }
+      return;
+    }
   }
   uint32_t below = 0;
   for (uint32_t j = first; j < m; j++) {
@@ -236,8 +280,37 @@ __global__ void sort_small_groups(const uint64_t* __restrict__ keys, const uint3
   sorted[first + below] = key;
 }
 
-// The keys of big groups, gathered from their places (at[t], increasing) for the radix
-// sort, and its sorted keys put back in those places: big groups keep their places, and
+// Medium groups (sort_small_groups' list for this block shape), one at a time a thread
+// block: its keys, padded with ones, sorted on the rank h further on (their group bits are
+// equal), written back in place. Keys past the group's end read as padding. The padding's
+// rank field is at least any rank in a block; the sort is stable and the keys are read
+// in order (blocked), so the padding stays last.
+template <int kBlock, int kItems>
+__global__ void __launch_bounds__(kBlock)
+    sort_medium_groups(const uint64_t* __restrict__ keys, uint32_t m, int shift,
+                       const uint32_t* list, const uint32_t* listed, uint64_t* sorted) {
+  using Sort = cub::BlockRadixSort<uint64_t, kBlock, kItems>;
+  __shared__ typename Sort::TempStorage temp;
+  constexpr uint64_t kPad = ~uint64_t(0);
+  const uint32_t groups = *listed;
+  for (uint32_t g = blockIdx.x; g < groups; g += gridDim.x) {
+    const uint32_t first = list[g];
+    const uint32_t group = uint32_t(keys[first] >> 2 * shift);
+    uint64_t item[kItems];
+    for (int i = 0; i < kItems; i++) {
+      const uint32_t k = first + threadIdx.x * kItems + uint32_t(i);
+      const uint64_t key = k < m ? keys[k] : kPad;
+      item[i] = uint32_t(key >> 2 * shift) == group ? key : kPad;
+    }
+    Sort(temp).SortBlockedToStriped(item, shift, 2 * shift);
+    for (int i = 0; i < kItems; i++)
+      if (item[i] != kPad) sorted[first + uint32_t(i * kBlock) + threadIdx.x] = item[i];
+    __syncthreads();  // temp is reused for the next group
+  }
+}
+
+// The keys of large groups, gathered from their places (at[t], increasing) for the radix
+// sort, and its sorted keys put back in those places: large groups keep their places, and
 // sorting keeps them in order.
 __global__ void gather_keys(const uint64_t* keys, const uint32_t* at, uint32_t count,
                             uint64_t* out) {
@@ -290,13 +363,14 @@ using Settled = uint64_t;
 
 // What the host reads back after each settle: the scan's total, from the first sort on
 // the batch's alphabet ({base, digits}, number_alphabet's), how many of the kept
-// rotations are in big groups, and how many keys of big groups the round's select found
-// (the same, or the round's keys were put in the wrong places): one copy for all.
+// rotations are in big and large groups, and how many keys of large groups the round's
+// select found (the same, or the round's keys were put in the wrong places): one copy
+// for all.
 struct Readback {
   Settled tail;
   uint32_t alphabet[2];
-  uint32_t big[kBigCounters];  // rotations kept in groups of over kSmallGroup
-  uint32_t selected;           // keys of big groups the round's select found
+  GroupCounts counts;
+  uint32_t selected;           // keys of large groups the round's select found
   uint32_t groups;             // numbers of ranks (count_groups), in the batch
   uint32_t groups_in_block;    // and the most in one block
 };
@@ -319,7 +393,7 @@ struct Round {
   uint8_t *last, *periodic;
   uint32_t* orig_ptr;
   uint64_t* active;
-  uint32_t* big;
+  GroupCounts* counts;
 
   __device__ uint32_t sorted_pos(uint32_t k) const { return sorted.sorted_pos(k); }
   __device__ bool single(uint32_t k) const {
@@ -366,10 +440,10 @@ struct SettleOutput {
       r.periodic[b] = 1;
     } else {
       r.active[kept_of(v) - 1] = pack_active(head, p, j);
-      // A group's last rotation counts it where the next round radix-sorts it.
+      // A group's last rotation counts it, for the next round's choice of sorts.
       const uint32_t size = p - head + 1;
       if ((k + 1 == r.m || r.sorted.head(k + 1)) && size > kSmallGroup)
-        atomicAdd(&r.big[k % kBigCounters], size);
+        r.counts->add(size, k % kBigCounters);
     }
     if (k + 1 == r.m) *tail = v;
   }
@@ -396,11 +470,14 @@ struct GpuBwt::Impl {
   // active set into the half the sorted keys are not in.
   uint64_t* keys[2];
   uint32_t *start, *orig_ptr, *rank, *pos;
-  // A round's big groups: which keys are in one, where those lie, and their keys gathered
-  // for the radix sort.
-  uint8_t* in_big;
-  uint32_t* big_at;
-  uint64_t* big_keys;
+  // A round's large groups: which keys are in one, where those lie, and their keys
+  // gathered for the radix sort. Its medium groups: where each starts, a list a block
+  // shape (medium_room entries each).
+  uint8_t* in_large;
+  uint32_t* large_at;
+  uint64_t* large_keys;
+  uint32_t* medium;
+  uint32_t medium_room = 0;
   Readback* readback;
   // The batch's alphabet: bytes seen and their numbers (digits).
   uint32_t *seen, *code;
@@ -435,29 +512,29 @@ struct GpuBwt::Impl {
         cub::DeviceRadixSort::SortKeys(scratch, bytes, k, m, begin_bit, end_bit, stream));
     return bytes;
   }
-  size_t select_big(uint32_t m, void* scratch) {
+  size_t select_large(uint32_t m, void* scratch) {
     size_t bytes = temp_bytes;
     CUDA_CHECK(cub::DeviceSelect::Flagged(scratch, bytes, thrust::counting_iterator<uint32_t>(0),
-                                          in_big, big_at, &readback->selected, m, stream));
+                                          in_large, large_at, &readback->selected, m, stream));
     return bytes;
   }
   // Dense group numbers (clear_inner) for the batch's `total` sorted positions: the flags
-  // in in_big, the numbers in big_at (both free in a round that radix-sorts all its
+  // in in_large, the numbers in large_at (both free in a round that radix-sorts all its
   // keys), how many there are and the most in one block in the readback.
   size_t number_groups(uint32_t total, void* scratch) {
     size_t bytes = temp_bytes;
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(
-        scratch, bytes, thrust::make_transform_iterator(in_big, Widen{}), big_at, total + 1,
+        scratch, bytes, thrust::make_transform_iterator(in_large, Widen{}), large_at, total + 1,
         stream));
     return bytes;
   }
   void count_groups(const uint64_t* active, uint32_t m, uint32_t total, uint32_t nb) {
-    CUDA_CHECK(cudaMemsetAsync(in_big, 1, total, stream));
-    CUDA_CHECK(cudaMemsetAsync(in_big + total, 0, 1, stream));
-    clear_inner<<<grid_for(m), kThreads, 0, stream>>>(active, m, in_big);
+    CUDA_CHECK(cudaMemsetAsync(in_large, 1, total, stream));
+    CUDA_CHECK(cudaMemsetAsync(in_large + total, 0, 1, stream));
+    clear_inner<<<grid_for(m), kThreads, 0, stream>>>(active, m, in_large);
     CUDA_CHECK(cudaGetLastError());
     number_groups(total, temp);
-    count_numbers<<<1, kThreads, 0, stream>>>(big_at, start, nb, total, &readback->groups,
+    count_numbers<<<1, kThreads, 0, stream>>>(large_at, start, nb, total, &readback->groups,
                                               &readback->groups_in_block);
     CUDA_CHECK(cudaGetLastError());
     read_back();
@@ -476,7 +553,23 @@ struct GpuBwt::Impl {
   Round round(SortedRound sorted, uint32_t m, uint32_t covered, uint32_t shortest,
               uint64_t* active) {
     return Round{sorted, m,        covered,  shortest, text,
-                 rank,   last,     periodic, orig_ptr, active, readback->big};
+                 rank,   last,     periodic, orig_ptr, active, &readback->counts};
+  }
+  // The medium groups sort_small_groups listed for block shape S (`count` of the
+  // round's keys, as the last settle counted them): a thread block of kBlock threads a
+  // group, as many blocks as there may be groups (one takes the next where there are more).
+  template <int S, int kBlock>
+  void sort_medium(const uint64_t* keys, uint32_t m, int shift, uint32_t count,
+                   uint64_t* sorted) {
+    static_assert(shape_keys(S) % kBlock == 0);
+    if (count == 0) return;
+    constexpr uint32_t kMostBlocks = 4096;
+    constexpr uint32_t kSmallest = S == 0 ? kSmallGroup + 1 : shape_keys(S - 1) + 1;
+    sort_medium_groups<kBlock, shape_keys(S) / kBlock>
+        <<<std::min(kMostBlocks, count / kSmallest + 1), kBlock, 0, stream>>>(
+            keys, m, shift, medium + size_t(S) * medium_room, readback->counts.listed + S,
+            sorted);
+    CUDA_CHECK(cudaGetLastError());
   }
   void read_back() {
     CUDA_CHECK(
@@ -509,9 +602,11 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   g.rank = g.mem.device<uint32_t>(n);
   g.pos = g.mem.device<uint32_t>(n);
   // One more each for the dense numbers' total.
-  g.in_big = g.mem.device<uint8_t>(n + 1);
-  g.big_at = g.mem.device<uint32_t>(n + 1);
-  g.big_keys = g.mem.device<uint64_t>(n);
+  g.in_large = g.mem.device<uint8_t>(n + 1);
+  g.large_at = g.mem.device<uint32_t>(n + 1);
+  g.large_keys = g.mem.device<uint64_t>(n);
+  g.medium_room = uint32_t(n / (kSmallGroup + 1) + 1);
+  g.medium = g.mem.device<uint32_t>(kShapes * size_t(g.medium_room));
   g.readback = g.mem.device<Readback>(1);
   g.seen = g.mem.device<uint32_t>(256);
   CUDA_CHECK(cudaMemsetAsync(g.seen, 0, 256 * sizeof(uint32_t), g.stream));
@@ -539,7 +634,7 @@ GpuBwt::GpuBwt(int device, size_t max_bytes, uint32_t max_blocks) : impl_(new Im
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
   const Round largest = g.round(SortedRound{}, m, 0, 0, g.keys[0]);
   g.temp_bytes = std::max({g.radix_sort(k, m, 0, 64, nullptr), g.settle_scan(largest, nullptr),
-                           g.select_big(m, nullptr), g.number_groups(m, nullptr)});
+                           g.select_large(m, nullptr), g.number_groups(m, nullptr)});
   g.temp = g.mem.device<uint8_t>(g.temp_bytes);
 }
 
@@ -602,7 +697,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   if (may_span) g.read_back();
   cub::DoubleBuffer<uint64_t> k(g.keys[0], g.keys[1]);
   initial_keys<<<grid_for(total), kThreads, 0, g.stream>>>(
-      g.text, g.start, nb, total, g.code, alphabet, bits, shift, k.Current(), g.readback->big);
+      g.text, g.start, nb, total, g.code, alphabet, bits, shift, k.Current(), &g.readback->counts);
   CUDA_CHECK(cudaGetLastError());
   g.radix_sort(k, total, shift, 64, g.temp);
   uint64_t* active = k.Alternate();
@@ -615,16 +710,20 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
   g.stats.keys_sorted = total;
   g.stats.first_seconds = seconds();
 
-  // Doubling rounds: the active set sorted on (group, rank h further on), the radix sort
-  // taking only the keys of big groups, and all keys where over 3/4 are (gathering and
-  // putting back the keys then costs more than the small groups save).
+  // Doubling rounds: the active set sorted on (group, rank h further on): small groups
+  // where they lie, medium ones a thread block each, the radix sort taking only the keys
+  // of large groups, and all keys where over 3/4 are (gathering and putting back the keys
+  // then costs more than the rest save).
   const int end_bit = 2 * shift + bit_width(total - 1);
   bool try_dense = true;
   while (m > 0) {
     g.stats.rounds++;
     g.stats.keys_sorted += m;
-    uint32_t big = 0;
-    for (uint32_t c : g.h_readback->big) big += c;
+    // Keys in groups over kSmallGroup ([0]) and over each shape's keys.
+    std::array<uint32_t, kShapes + 1> over{};
+    for (int s = 0; s <= kShapes; s++)
+      for (uint32_t c : g.h_readback->counts.over[s]) over[size_t(s)] += c;
+    const uint32_t big = over[0], large = over[kShapes];
     const uint32_t h = covered;
     uint64_t* keys = active == g.keys[0] ? g.keys[1] : g.keys[0];
     // Where nearly all keys are in big groups, the groups may be few enough to number
@@ -650,46 +749,51 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
     }
     covered *= uint32_t(t);
     if (dense_bits)
-      round_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, DenseNumber{g.big_at},
+      round_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, DenseNumber{g.large_at},
                                                         g.start, nb, h, t, dense_bits, shift,
-                                                        keys, g.pos, g.readback->big);
+                                                        keys, g.pos, &g.readback->counts);
     else
       round_keys<<<grid_for(m), kThreads, 0, g.stream>>>(active, m, g.rank, RankItself{}, g.start,
                                                         nb, h, 2, shift, shift, keys, g.pos,
-                                                        g.readback->big);
+                                                        &g.readback->counts);
     CUDA_CHECK(cudaGetLastError());
     // The active set was read: its buffer is free for the sorted keys.
     uint64_t* sorted = active;
     bool selected = false;
     // Dense keys hold no rank for sort_small_groups: their rounds radix-sort every key.
-    if (dense_bits || big > m / 4 * 3) {
+    if (dense_bits || large > m / 4 * 3) {
       cub::DoubleBuffer<uint64_t> k64(keys, active);
       g.radix_sort(k64, m, shift, dense_bits ? shift + group_bits + (t - 1) * dense_bits : end_bit,
                    g.temp);
       sorted = k64.Current();
     } else {
       sort_small_groups<<<grid_for(m), kThreads, 0, g.stream>>>(
-          keys, g.pos, m, shift, sorted, big > 0 ? g.in_big : nullptr);
+          keys, g.pos, m, shift, sorted, big > 0, large > 0 ? g.in_large : nullptr, g.medium,
+          g.medium_room, &g.readback->counts);
       CUDA_CHECK(cudaGetLastError());
-      if (big > 0) {
+      g.sort_medium<0, 64>(keys, m, shift, over[0] - over[1], sorted);
+      g.sort_medium<1, 256>(keys, m, shift, over[1] - over[2], sorted);
+      g.sort_medium<2, 512>(keys, m, shift, over[2] - over[3], sorted);
+      if (large > 0) {
         selected = true;
-        g.select_big(m, g.temp);
-        gather_keys<<<grid_for(big), kThreads, 0, g.stream>>>(keys, g.big_at, big, g.big_keys);
+        g.select_large(m, g.temp);
+        gather_keys<<<grid_for(large), kThreads, 0, g.stream>>>(keys, g.large_at, large,
+                                                               g.large_keys);
         CUDA_CHECK(cudaGetLastError());
         // The round's keys are all read: their buffer is the radix sort's other half.
-        cub::DoubleBuffer<uint64_t> kb(g.big_keys, keys);
-        g.radix_sort(kb, big, shift, end_bit, g.temp);
-        scatter_keys<<<grid_for(big), kThreads, 0, g.stream>>>(kb.Current(), g.big_at, big,
-                                                              sorted);
+        cub::DoubleBuffer<uint64_t> kb(g.large_keys, keys);
+        g.radix_sort(kb, large, shift, end_bit, g.temp);
+        scatter_keys<<<grid_for(large), kThreads, 0, g.stream>>>(kb.Current(), g.large_at,
+                                                                large, sorted);
         CUDA_CHECK(cudaGetLastError());
       }
     }
     active = sorted == g.keys[0] ? g.keys[1] : g.keys[0];
     const SortedRound by{sorted, shift, 2 * shift, !dense_bits, g.start, nb, g.pos};
     m = g.settle_round(g.round(by, m, covered, shortest, active));
-    // The settle counts big groups as sort_small_groups finds them: a mismatch would be a
-    // bug, and the batch goes back to the CPU.
-    if (selected && g.h_readback->selected != big) throw GpuError("big groups miscounted");
+    // The settle counts large groups as sort_small_groups finds them: a mismatch would be
+    // a bug, and the batch goes back to the CPU.
+    if (selected && g.h_readback->selected != large) throw GpuError("large groups miscounted");
   }
 
   if (move_to_front) {

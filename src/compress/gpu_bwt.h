@@ -27,8 +27,9 @@ struct BlockView {
 class GpuBwt {
  public:
   // Device memory one byte of a batch takes (text, L, ranks, positions, two key buffers,
-  // MTF positions and the MTF step's tables: 27.5 bytes) with room for CUB's scratch.
-  static constexpr size_t kDeviceBytesPerByte = 29;
+  // MTF positions and the MTF step's tables: 27.5 bytes; the large groups' flags, places
+  // and gathered keys: 13; the medium groups' lists: 0.2) with room for CUB's scratch.
+  static constexpr size_t kDeviceBytesPerByte = 42;
 
   // Reserves device and pinned host memory for batches of up to max_bytes (16 MiB at
   // most) in up to max_blocks blocks on `device`. Throws GpuError.
