@@ -743,6 +743,9 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
         t = fit;
         group_bits = group_field;
         dense_bits = field;
+        // A round of two ranks had under a rank's worth of room; with the groups grown
+        // by its doubling the next count would almost surely give no such round.
+        if (fit == 2) try_dense = false;
       } else {
         try_dense = false;  // groups only grow
       }
