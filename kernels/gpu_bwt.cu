@@ -48,8 +48,10 @@ constexpr unsigned kAlphabetGrid = 264;
 // The first sort's digits stay below this many bits (and so at most this many digits),
 // so that the block id can be shifted above them.
 constexpr int kMaxKeyBits = 63;
-// Groups of up to this many rotations are sorted where they lie, not by the radix sort
-// (32 to 256 alike on silesia, the tar and the hard inputs; 16 slower).
+// Groups of up to this many rotations are sorted where they lie, by counting (against the
+// radix sort, before medium groups had their own: 32 to 256 alike on silesia, the tar and
+// the hard inputs, 16 slower; against the medium sort, 64 ahead of 32 by 2-4% on silesia
+// and the tar and 10% on the Fibonacci word, and of 128 by about 1%: session 28).
 constexpr uint32_t kSmallGroup = 64;
 // Bigger groups of up to kMediumGroup are sorted by one thread block each in shared
 // memory: their keys read and written once, where the radix sort makes six passes. A
@@ -71,7 +73,8 @@ struct GroupCounts {
   // Rotations kept in groups of over kSmallGroup ([0]), and over each shape's keys.
   uint32_t over[kShapes + 1][kBigCounters];
   uint32_t listed[kShapes];  // medium groups listed for each shape
-  // Cleared by the kernel that makes a round's keys, thread k, before the round's settle.
+  // Cleared by the kernel that makes a round's keys, thread k: after the host read the
+  // last settle's counts, before sort_small_groups lists and the settle counts anew.
   __device__ void clear(uint32_t k) {
     if (k < kBigCounters)
       for (auto& c : over) c[k] = 0;
@@ -225,7 +228,6 @@ __global__ void round_keys(const uint64_t* packed, uint32_t m, const uint32_t* r
                            int t, int bits, int shift, uint64_t* keys, uint32_t* pos,
                            GroupCounts* counts) {
   uint32_t k = blockIdx.x * kThreads + threadIdx.x;
-  // The host has read the last settle's counts: this round's settle adds up new ones.
   counts->clear(k);
   if (k >= m) return;
   const Active a(packed[k]);
@@ -363,9 +365,9 @@ using Settled = uint64_t;
 
 // What the host reads back after each settle: the scan's total, from the first sort on
 // the batch's alphabet ({base, digits}, number_alphabet's), how many of the kept
-// rotations are in big and large groups, and how many keys of large groups the round's
-// select found (the same, or the round's keys were put in the wrong places): one copy
-// for all.
+// rotations are in groups past each size (and, unused by the host, the medium groups
+// sort_small_groups listed), and how many keys of large groups the round's select found
+// (the same, or the round's keys were put in the wrong places): one copy for all.
 struct Readback {
   Settled tail;
   uint32_t alphabet[2];
