@@ -29,6 +29,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "batch.cuh"
 #include "cuda_check.h"
@@ -56,13 +57,15 @@ constexpr uint32_t kSmallGroup = 64;
 // Bigger groups of up to kMediumGroup are sorted by one thread block each in shared
 // memory: their keys read and written once, where the radix sort makes six passes. A
 // perturbed binary word's middle rounds are groups of hundreds to a few thousand. Three
-// block shapes (shape_keys: the keys one sorts; 64, 256 and 512 threads), so that a group
-// of a hundred is not padded to thousands: 256, 1024 and 4096 were as fast as or faster
-// than 512, 2048 and 4096 and than 512 and 4096 (kernels/NOTES.md, session 28).
+// block shapes, shape s sorting up to shape_keys(s) keys with shape_threads(s) threads,
+// so that a group of a hundred is not padded to thousands: 256, 1024 and 4096 were as
+// fast as or faster than 512, 2048 and 4096 and than 512 and 4096 (kernels/NOTES.md,
+// session 28).
 constexpr int kShapes = 3;
 __host__ __device__ constexpr uint32_t shape_keys(int s) {
   return s == 0 ? 256 : s == 1 ? 1024 : 4096;
 }
+constexpr int shape_threads(int s) { return s == 0 ? 64 : s == 1 ? 256 : 512; }
 constexpr uint32_t kMediumGroup = shape_keys(kShapes - 1);
 // The settle adds up the rotations in bigger groups over this many counters, so that
 // few of its atomic additions meet on one word.
@@ -557,12 +560,18 @@ struct GpuBwt::Impl {
     return Round{sorted, m,        covered,  shortest, text,
                  rank,   last,     periodic, orig_ptr, active, &readback->counts};
   }
-  // The medium groups sort_small_groups listed for block shape S (`count` of the
-  // round's keys, as the last settle counted them): a thread block of kBlock threads a
-  // group, as many blocks as there may be groups (one takes the next where there are more).
-  template <int S, int kBlock>
-  void sort_medium(const uint64_t* keys, uint32_t m, int shift, uint32_t count,
-                   uint64_t* sorted) {
+  // The medium groups sort_small_groups listed, shape by shape: a thread block a group,
+  // as many blocks as there may be groups of the shape (the keys over[S] - over[S + 1],
+  // as the last settle counted them; a block takes the next group where there are more).
+  template <int... S>
+  void sort_medium(std::integer_sequence<int, S...>, const uint64_t* keys, uint32_t m,
+                   int shift, const std::array<uint32_t, kShapes + 1>& over, uint64_t* sorted) {
+    (sort_medium_shape<S>(keys, m, shift, over[S] - over[S + 1], sorted), ...);
+  }
+  template <int S>
+  void sort_medium_shape(const uint64_t* keys, uint32_t m, int shift, uint32_t count,
+                         uint64_t* sorted) {
+    constexpr int kBlock = shape_threads(S);
     static_assert(shape_keys(S) % kBlock == 0);
     if (count == 0) return;
     constexpr uint32_t kMostBlocks = 4096;
@@ -776,9 +785,7 @@ void GpuBwt::sort(const std::vector<BlockView>& blocks, std::vector<std::optiona
           keys, g.pos, m, shift, sorted, big > 0, large > 0 ? g.in_large : nullptr, g.medium,
           g.medium_room, &g.readback->counts);
       CUDA_CHECK(cudaGetLastError());
-      g.sort_medium<0, 64>(keys, m, shift, over[0] - over[1], sorted);
-      g.sort_medium<1, 256>(keys, m, shift, over[1] - over[2], sorted);
-      g.sort_medium<2, 512>(keys, m, shift, over[2] - over[3], sorted);
+      g.sort_medium(std::make_integer_sequence<int, kShapes>{}, keys, m, shift, over, sorted);
       if (large > 0) {
         selected = true;
         g.select_large(m, g.temp);

@@ -5,6 +5,7 @@
 //   test_gpu fallback auto|on     with GPBZIP2_FAIL_CUDA_CALL set: output still identical,
 //                                 and the failure reported through the notice
 //   test_gpu fallback-d auto|on   the same for decompression
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -164,13 +165,15 @@ static void test_gpu_bwt() {
       }
     check_batch(gpu, small, "alphabet " + alphabet);
   }
-  // Groups of every size around the largest a round sorts in place (64) in one batch,
-  // beside blocks of big groups: c copies of a random chunk, each with a byte changed at
-  // its own place, keep their rotations in groups of c for a few rounds, then part.
+  // Groups of every size around the largest a round sorts in place (64) and the largest
+  // each thread-block shape sorts (256, 1024, 4096; bigger ones go to the radix sort) in
+  // one batch, beside blocks of big groups: c copies of a random chunk, each with a byte
+  // changed at its own place, keep their rotations in groups of c for a few rounds, then
+  // part.
   std::vector<std::vector<uint8_t>> copies;
   std::mt19937 rng(64);
-  for (size_t c : {2, 9, 63, 64, 65, 66, 130}) {
-    std::vector<uint8_t> chunk(5000), b;
+  for (size_t c : {2, 9, 63, 64, 65, 66, 130, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097}) {
+    std::vector<uint8_t> chunk(std::min<size_t>(5000, 800000 / c)), b;
     for (uint8_t& x : chunk) x = uint8_t(rng());
     for (size_t i = 0; i < c; i++) {
       b.insert(b.end(), chunk.begin(), chunk.end());
@@ -180,7 +183,7 @@ static void test_gpu_bwt() {
   }
   copies.push_back(generate("fibonacci", 300000, 1));
   copies.push_back(generate("text", 300000, 1));
-  check_batch(gpu, copies, "groups around 64");
+  check_batch(gpu, copies, "groups around 64 and each block shape's size");
 
   // Long repeats with few groups, whose first rounds number the groups densely and sort
   // three or four ranks at once: the words as the reader cuts them, plain and perturbed,
