@@ -2,8 +2,8 @@
 // prefix of, where a rotation sort compares past the block's end; the two orders agree
 // for a Lyndon word (a block that is strictly smaller than all its other rotations), as
 // no suffix of one is a prefix of it. So the block is turned to its least rotation and
-// handed to libdivsufsort whole: one exact suffix sort, no fix-ups, no slow path
-// (bench/README.md has the alternatives measured). Blocks of a few kB are sorted by
+// suffix-sorted whole (suffix_array.cpp, linear time): one exact sort, no fix-ups, no slow
+// path (bench/README.md has the alternatives measured). Blocks of a few kB are sorted by
 // prefix doubling instead, as rotations.
 //
 // A block that is not primitive (v repeated k times) has no Lyndon rotation, only u^k for
@@ -16,13 +16,11 @@
 #include "bwt.h"
 #include "bwt_periodic.h"
 #include "bwt_shared_sort.h"
-
-#include <divsufsort.h>
+#include "suffix_array.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <numeric>
 #include <utility>
 #include <vector>
@@ -138,10 +136,12 @@ int32_t lyndon_period(const uint8_t* t, int32_t n, int32_t shift, int32_t distan
   return p;
 }
 
-// Blocks up to this long are sorted by prefix doubling: libdivsufsort clears and walks a
+// Blocks up to this long are sorted by prefix doubling: libdivsufsort cleared and walked a
 // 256 KB bucket array for any block, 0.2 ms of a 1 kB file's run on a 2-core Xeon VM, where
 // doubling took 0.04 ms (4 kB: 0.13 against 0.31; the worst case here, `ab` repeated with
-// one byte changed, 0.27 against 0.25).
+// one byte changed, 0.27 against 0.25). Against the induced sort, per block, us: 1 kB of
+// text 19 against 21, of random bytes 9 against 18, of the tar 28 against 22; 4 kB 71 / 65,
+// 32 / 64, 135 / 76 (session 29): mixed, so kept.
 constexpr int32_t kDoublingMax = 4096;
 
 // The rotations of w in order (w not periodic, so they are distinct), by prefix doubling:
@@ -186,8 +186,9 @@ void sort_rotations_by_doubling(const uint8_t* w, int32_t n, int32_t* sa,
 
 // A block cut from a periodic text at a length that is not a multiple of the period (a
 // pattern repeated, `ab` cut at an odd length): t = U[0..n) for U = u repeated, |u| = p,
-// 2p <= n, p not dividing n. libdivsufsort sorts its tandem repeats in O(n log n) and
-// lbzip2 no faster; their order follows from u's rotations instead. Rotation z reads
+// 2p <= n, p not dividing n. libdivsufsort sorted its tandem repeats in O(n log n) and
+// lbzip2 no faster, the suffix sort here in 1.7 times libdivsufsort's time; their order
+// follows from u's rotations instead. Rotation z reads
 // U[z..n) then U[0..z); after U[z..n) the text would go on with U[n..] = U[q..] (q = n mod
 // p) and reads U[0..] instead, which differs after L = lcp(U[q..], U[0..]) < p bytes
 // (u is primitive, p being the least period). So rotation z follows U from z for
@@ -280,14 +281,6 @@ void sort_cut_periodic(const uint8_t* t, int32_t n, int32_t p, int32_t* sa,
   while (m < n) sa[o++] = sa[m++];
 }
 
-// libdivsufsort's suffix array of t[0..n). It returns -2 where it cannot allocate its
-// bucket arrays (257 KB): memory has run out (ulimit -v), not a bug.
-void sort_suffixes(const uint8_t* t, int32_t* sa, int32_t n) {
-  const int rc = divsufsort(t, sa, n);
-  if (rc == -2) throw std::bad_alloc();
-  if (rc != 0) throw Error(ErrorKind::Internal, "divsufsort failed");
-}
-
 // The last column of the rotations of s listed in sa[0..n), written over sa as it is read
 // (byte r lies in sa[r / 4], read by then), and where rotation `first` (t's rotation 0)
 // is among them.
@@ -337,7 +330,7 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, const Team* t
     if (n <= kDoublingMax)
       sort_rotations_by_doubling(w, n, sa, ws.aux);
     else if (!team || !sort_rotations_shared(w, n, sa, *team))
-      sort_suffixes(w, sa, n);
+      suffix_array(w, n, sa, ws.suffixes);
     return last_column(w, n, sa, (n - shift) % n);
   }
   const int32_t p = lyndon_period(t, n, shift, least.distance);
@@ -361,7 +354,7 @@ BwtView bwt_forward(const uint8_t* t, int32_t n, BwtWorkspace& ws, const Team* t
     i += len;
     from = 0;
   }
-  sort_suffixes(w, sa, p);
+  suffix_array(w, p, sa, ws.suffixes);
   // The bucket that bzip2's fallback order is followed on fits past u's rotations.
   const size_t spare_start = (4 * size_t(p) + 7) & ~size_t(7);
   const uint32_t orig_ptr = bzip2_fallback_orig_ptr({t, w, n, p, shift, sa}, ws.aux,

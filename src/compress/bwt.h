@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/huge_pages.h"
+#include "suffix_array.h"
 #include "team.h"
 
 namespace gpbzip2 {
@@ -31,6 +32,7 @@ struct BwtWorkspace {
   HugePageVector<uint8_t> sa;
   HugePageVector<uint8_t> text;
   std::vector<int32_t> aux;
+  SuffixArrayWorkspace suffixes;
   // Room for n + kSpareExtra 16-bit values after the last column of a block of n bytes,
   // which stays where the sort left it.
   static constexpr size_t kSpareExtra = 16;
