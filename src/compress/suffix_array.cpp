@@ -34,19 +34,32 @@ constexpr size_t kMaxLevels = 32;
 constexpr int32_t kTieShare = 2;
 constexpr int64_t kTieWork = 8;
 
-// Bit sets with counts a word: rank (set bits below x) in one popcount, and the set bits
-// in order.
+// Set bits of x. std::popcount is a call into libgcc where the build does not assume
+// POPCNT (x86-64's baseline): 2% of a block's sort.
+int ones(uint64_t x) {
+#ifdef __POPCNT__
+  return std::popcount(x);
+#else
+  x -= (x >> 1) & 0x5555555555555555u;
+  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
+  x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0Fu;
+  return int((x * 0x0101010101010101u) >> 56);
+#endif
+}
+
+// Bit sets with counts a word: rank (set bits below x) in one count, and the set bits in
+// order.
 void count_before(const std::vector<uint64_t>& bits, std::vector<int32_t>& before) {
   before.resize(bits.size());
   int32_t count = 0;
   for (size_t w = 0; w < bits.size(); w++) {
     before[w] = count;
-    count += std::popcount(bits[w]);
+    count += ones(bits[w]);
   }
 }
 int32_t rank_of(const std::vector<uint64_t>& bits, const std::vector<int32_t>& before, int32_t x) {
   const size_t w = size_t(x) / 64;
-  return before[w] + std::popcount(bits[w] & ((uint64_t(1) << (x % 64)) - 1));
+  return before[w] + ones(bits[w] & ((uint64_t(1) << (x % 64)) - 1));
 }
 template <class F>
 void for_each_bit(const std::vector<uint64_t>& bits, F f) {
