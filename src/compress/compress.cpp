@@ -89,13 +89,14 @@ CompressTotals compress_alone(Job& job, bool any, Sink& out, const CompressOptio
   return totals;
 }
 
-// Address space for station_count: a station maps about 8 bytes a block byte and 1.5 MB
-// besides its stack (the sort's arrays in huge pages, its share of the blocks in flight,
-// its coder), the reader and writer 4 block sizes and 8 MB. Under ulimit -v on a 2-core
-// Xeon VM, -9 needed 16 MB and 8 more a station, -1 12 and 3 (1 MiB stacks).
+// Address space for station_count: a station maps about 10 bytes a block byte and 1.5 MB
+// besides its stack (the sort's arrays in huge pages and the suffix sort's scratch, about
+// 2 bytes a block byte; its share of the blocks in flight, its coder), the reader and
+// writer 4 block sizes and 8 MB. Under ulimit -v on a 2-core Xeon VM, -9 needed 16 MB and
+// 8 more a station, -1 12 and 3 (1 MiB stacks), before the suffix sort's scratch.
 int compress_stations(const CompressOptions& opts) {
   const uint64_t block = uint64_t(format::block_limit(opts.level));
-  return station_count(opts.threads, 8 * block + (uint64_t(3) << 19),
+  return station_count(opts.threads, 10 * block + (uint64_t(3) << 19),
                        4 * block + (uint64_t(8) << 20));
 }
 
