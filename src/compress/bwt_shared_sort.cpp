@@ -387,7 +387,7 @@ bool sort_rotations_shared(const uint8_t* w, int32_t n, int32_t* sa, const Team&
   try {
     return sort_shared(w, n, sa, team);
   } catch (const std::bad_alloc&) {
-    return false;  // its 4 bytes a block byte and more, where libdivsufsort's may still fit
+    return false;  // its 4 bytes a block byte and more, where the one-thread sort's may still fit
   }
 }
 

@@ -65,8 +65,8 @@ class WorkQueue {
   // From this many CPU stations that can share a sort (those started, up to `sharing`
   // below), the blocks popped once fewer than a quarter of that are left to start are
   // sorted together with the stations out of work. Sorted alone, a shared sort costs
-  // 1.2-1.4 times libdivsufsort's time (2-core Xeon VM), so two or three stations would
-  // gain nothing at the end of a run.
+  // 1.2-1.4 times libdivsufsort's time (2-core Xeon VM; about twice the induced sort's), so
+  // two or three stations would gain nothing at the end of a run.
   static constexpr int kShareMinStations = 4;
   // Blocks are shared where fewer than this many are left to start (blocks queued and the
   // reader's `coming`), among `sharing` stations.
