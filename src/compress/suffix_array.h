@@ -8,7 +8,8 @@ namespace gpbzip2 {
 
 // Scratch kept from block to block by one thread, beside the suffix array: each level of
 // the recursion's bucket starts and LMS positions (a bit each, with counts a word), the
-// buckets' moving ends, and the groups that prefix doubling orders.
+// buckets' moving ends, and for prefix doubling its groups, its keys where the suffix
+// array has no room for them, and where groups start when it gives up.
 struct SuffixArrayWorkspace {
   struct Level {
     std::vector<int32_t> start;
