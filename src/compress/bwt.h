@@ -28,6 +28,7 @@ struct BwtResult {
 // one array for three stages, since every thread holds one (6n bytes a thread with the
 // text and the run-length coding, where an array per stage took 10n). The block turned
 // to its least rotation follows in the same array; a periodic block's text is in `text`.
+// The suffix sort keeps about 2n bytes of its own (`suffixes`).
 struct BwtWorkspace {
   HugePageVector<uint8_t> sa;
   HugePageVector<uint8_t> text;

@@ -29,9 +29,10 @@ namespace {
 constexpr size_t kMaxLevels = 32;
 // Doubling on names is tried where at most 1 in kTieShare LMS substrings repeats an
 // earlier one, and gives up past kTieWork steps per LMS suffix (group members times the
-// bit width of their group's size, summed over the rounds to come). On binary blocks 2 and 8 took 0.81 of
-// libdivsufsort's time, 2 and 4 1.01, 2 and 2 0.89, 4 and 4 0.83, the rest alike; doubling
-// every time took 1.1-1.15 on the tar's and silesia's blocks, where recursion takes 0.6-0.75.
+// bit width of their group's size, summed over the rounds to come). On binary blocks 2 and
+// 8 took 0.81 of libdivsufsort's time, 2 and 4 1.01, 2 and 2 0.89, 4 and 4 0.83, the rest
+// alike; doubling every time took 1.08-1.15 on the tar's, silesia's and text blocks, where
+// recursion takes 0.52-0.75.
 constexpr int32_t kTieShare = 2;
 constexpr int64_t kTieWork = 8;
 
